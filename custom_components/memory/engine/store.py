@@ -1,0 +1,920 @@
+"""The memory store: one SQLite file, keyword and vector search, safe writes.
+
+Two aiosqlite connections: a writer used under an asyncio lock (one
+serialised writer, whole transactions) and a reader for searches, which in
+WAL mode never waits for a write and only sees committed data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import aiosqlite
+import numpy as np
+import numpy.typing as npt
+
+from .errors import (
+    ContentTooLongError,
+    DatabaseCorruptError,
+    DatabaseTooNewError,
+    DatabaseUnavailableError,
+    EmptyContentError,
+    InvalidInputError,
+    InvalidLimitError,
+    InvalidScopeError,
+    InvalidTagError,
+    UnknownMemoryError,
+    VectorDimensionError,
+)
+from .fusion import fuse, keyword_scores
+from .models import (
+    MAX_CONTENT_CHARS,
+    MAX_SCOPE_CHARS,
+    MAX_SEARCH_LIMIT,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    AddResult,
+    MemoryItem,
+    MemoryStatus,
+    MemoryType,
+    NewMemory,
+    Origin,
+    SearchHit,
+    SearchQuery,
+    Source,
+    StoreStats,
+    Vector,
+    from_timestamp,
+    to_timestamp,
+)
+from .schema import MIGRATIONS, SCHEMA_VERSION
+from .text import (
+    content_key,
+    fts_match_expression,
+    normalize_tag,
+    query_terms,
+    term_coverage,
+)
+from .vectors import (
+    BACKEND_NUMPY,
+    BACKEND_SQLITE_VEC,
+    NumpyIndex,
+    SqliteVecIndex,
+    VectorIndex,
+    as_unit_vector,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+type BackendChoice = Literal["auto", "numpy", "sqlite-vec"]
+
+# Candidates each signal contributes before fusion (tuned by bench/locomo.py).
+KEYWORD_POOL: Final = 50
+SEMANTIC_POOL: Final = 50
+# The int8 index is asked for more than the pool, then re-scored exactly.
+SEMANTIC_OVERSAMPLE: Final = 4
+# Below this many filtered candidates, a selective filter scans exactly.
+EXACT_SCAN_MAX: Final = 20_000
+# FTS5 column weights: content, tags.
+BM25_WEIGHTS: Final = (1.0, 0.5)
+_LOAD_BATCH: Final = 4096
+_BUSY_TIMEOUT_MS: Final = 10_000
+
+_ITEM_COLUMNS: Final = (
+    "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
+    "m.valid_from, m.valid_to, m.expires_at, m.created_at, m.updated_at, "
+    "m.last_recalled_at, m.recall_count, m.origin, m.conversation_id, "
+    "m.agent_id, m.device_id, m.user_id"
+)
+
+
+def _placeholders(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _row_to_item(row: sqlite3.Row) -> MemoryItem:
+    created = from_timestamp(row["created_at"])
+    updated = from_timestamp(row["updated_at"])
+    assert created is not None  # noqa: S101 - NOT NULL columns
+    assert updated is not None  # noqa: S101
+    return MemoryItem(
+        id=row["id"],
+        scope=row["scope"],
+        type=MemoryType(row["type"]),
+        content=row["content"],
+        tags=tuple(row["tags"].split()),
+        status=MemoryStatus(row["status"]),
+        superseded_by=row["superseded_by"],
+        valid_from=from_timestamp(row["valid_from"]),
+        valid_to=from_timestamp(row["valid_to"]),
+        expires_at=from_timestamp(row["expires_at"]),
+        created_at=created,
+        updated_at=updated,
+        last_recalled_at=from_timestamp(row["last_recalled_at"]),
+        recall_count=row["recall_count"],
+        source=Source(
+            origin=Origin(row["origin"]),
+            conversation_id=row["conversation_id"],
+            agent_id=row["agent_id"],
+            device_id=row["device_id"],
+            user_id=row["user_id"],
+        ),
+    )
+
+
+def validate_memory(memory: NewMemory) -> tuple[str, tuple[str, ...]]:
+    """Check a new memory; return its trimmed content and normalised tags."""
+    content = memory.content.strip()
+    if not content:
+        raise EmptyContentError("memory content is empty")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ContentTooLongError(
+            f"memory content has {len(content)} characters, "
+            f"the limit is {MAX_CONTENT_CHARS}",
+            length=str(len(content)),
+            limit=str(MAX_CONTENT_CHARS),
+        )
+    validate_scope(memory.scope)
+    return content, normalize_tags(memory.tags)
+
+
+def validate_scope(scope: str) -> None:
+    """A scope is household or one person's id: short and non-empty."""
+    if not scope.strip() or len(scope) > MAX_SCOPE_CHARS:
+        raise InvalidScopeError("scope must be 1 to 100 characters", scope=scope[:100])
+
+
+def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Normalise and de-duplicate tags; raise on one that cannot be stored."""
+    result: dict[str, None] = {}
+    for tag in tags:
+        normal = normalize_tag(tag)
+        if normal is None or len(normal) > MAX_TAG_CHARS:
+            raise InvalidTagError(
+                "tags are 1 to 40 letters, digits, '_', '-' or '.'", tag=tag[:40]
+            )
+        result[normal] = None
+    if len(result) > MAX_TAGS:
+        raise InvalidTagError(f"at most {MAX_TAGS} tags", tag=str(len(result)))
+    return tuple(result)
+
+
+def _model_table(model: str) -> str:
+    return "vec_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+
+
+def _decode(blob: bytes) -> Vector:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+class MemoryStore:
+    """Stores, finds and forgets memories in one SQLite database file."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        model: str | None = None,
+        vector_backend: BackendChoice = "auto",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Nothing touches the disk until `open`.
+
+        `model` names the embedding model whose vectors searches use; vectors
+        of other models may be stored but are never mixed into a search.
+        """
+        self.path = Path(path)
+        self._model = model
+        self._backend_choice = vector_backend
+        self._clock = clock
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+        self._index: VectorIndex | None = None
+        self._sqlite_vec = False
+        self._listeners: list[Callable[[], None]] = []
+        self._paused = False
+
+    # -- life cycle ---------------------------------------------------------
+
+    @property
+    def vector_backend(self) -> str:
+        """The backend in use (or that would be used once vectors exist)."""
+        return BACKEND_SQLITE_VEC if self._sqlite_vec else BACKEND_NUMPY
+
+    @property
+    def model(self) -> str | None:
+        """The embedding model searches use."""
+        return self._model
+
+    async def open(self) -> None:
+        """Open (creating if needed), check, migrate, and load the vector index."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DatabaseUnavailableError(
+                f"cannot create {self.path.parent}: {err.strerror}",
+                path=str(self.path),
+            ) from err
+        try:
+            self._writer = await self._connect()
+            # Check and migrate before switching to WAL, which rewrites the
+            # header: a corrupt or too-new file must be left byte for byte.
+            await self._check_integrity(self._writer)
+            await self._migrate(self._writer)
+            await self._writer.execute("PRAGMA journal_mode = WAL")
+            self._reader = await self._connect()
+            self._sqlite_vec = await self._try_sqlite_vec()
+            await self._load_index()
+        except sqlite3.DatabaseError as err:
+            await self.close()
+            if isinstance(err, sqlite3.OperationalError) and (
+                "unable to open" in str(err) or "readonly" in str(err)
+            ):
+                raise DatabaseUnavailableError(
+                    f"cannot open {self.path}: {err}", path=str(self.path)
+                ) from err
+            raise DatabaseCorruptError(
+                f"{self.path} is not a usable database: {err}", path=str(self.path)
+            ) from err
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _connect(self) -> aiosqlite.Connection:
+        conn = await aiosqlite.connect(self.path, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        for pragma in (
+            f"busy_timeout = {_BUSY_TIMEOUT_MS}",
+            "foreign_keys = ON",
+            "synchronous = NORMAL",
+            "secure_delete = ON",
+            "temp_store = MEMORY",
+        ):
+            await conn.execute(f"PRAGMA {pragma}")
+        return conn
+
+    async def _check_integrity(self, conn: aiosqlite.Connection) -> None:
+        async with conn.execute("PRAGMA quick_check") as cursor:
+            rows = await cursor.fetchall()
+        if [tuple(row) for row in rows] != [("ok",)]:
+            raise DatabaseCorruptError(
+                f"{self.path} failed its integrity check", path=str(self.path)
+            )
+
+    async def _migrate(self, conn: aiosqlite.Connection) -> None:
+        version = await self.schema_version(conn)
+        if version > SCHEMA_VERSION:
+            raise DatabaseTooNewError(
+                f"{self.path} has schema {version}, this version knows "
+                f"{SCHEMA_VERSION}",
+                path=str(self.path),
+                version=str(version),
+            )
+        if version == SCHEMA_VERSION:
+            return
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    await conn.execute(statement)
+                await conn.execute(f"PRAGMA user_version = {step + 1}")
+            await conn.execute("COMMIT")
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise
+        _LOGGER.info(
+            "Memory database migrated from schema %s to %s", version, SCHEMA_VERSION
+        )
+
+    @staticmethod
+    async def schema_version(conn: aiosqlite.Connection) -> int:
+        """The `user_version` of a connection's database."""
+        async with conn.execute("PRAGMA user_version") as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    async def _try_sqlite_vec(self) -> bool:
+        if self._backend_choice == "numpy":
+            return False
+        try:
+            import sqlite_vec  # noqa: PLC0415 - optional at run time
+        except ImportError:
+            if self._backend_choice == "sqlite-vec":
+                raise
+            return False
+        path = sqlite_vec.loadable_path()
+        try:
+            for conn in (self._writer, self._reader):
+                assert conn is not None  # noqa: S101
+                await conn.enable_load_extension(True)
+                await conn.load_extension(path)
+                await conn.enable_load_extension(False)
+        except (sqlite3.Error, AttributeError) as err:
+            if self._backend_choice == "sqlite-vec":
+                # Not DatabaseCorruptError, which open() would make of it.
+                raise DatabaseUnavailableError(
+                    f"sqlite-vec did not load: {err}", path=str(self.path)
+                ) from err
+            _LOGGER.warning("sqlite-vec did not load, using numpy search: %s", err)
+            return False
+        return True
+
+    async def _model_dim(self, conn: aiosqlite.Connection, model: str) -> int | None:
+        async with conn.execute(
+            "SELECT dim FROM embedding_models WHERE model = ?", (model,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else None
+
+    async def _load_index(self) -> None:
+        """Build the active model's index from `embeddings` (derived data)."""
+        writer, reader = self._require()
+        self._index = None
+        if self._model is None:
+            return
+        dim = await self._model_dim(reader, self._model)
+        if dim is None:
+            return
+        async with reader.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ?", (self._model,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        stored = int(row[0]) if row else 0
+        index: VectorIndex
+        if self._sqlite_vec:
+            vec_index = SqliteVecIndex(writer, reader, _model_table(self._model), dim)
+            await vec_index.create()
+            index = vec_index
+            if await index.count() == stored:
+                self._index = index
+                return
+            await index.clear()
+        else:
+            index = NumpyIndex(dim, capacity=stored)
+        async with reader.execute(
+            "SELECT memory_id, vector FROM embeddings WHERE model = ?", (self._model,)
+        ) as cursor:
+            while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
+                ids = [row[0] for row in rows]
+                matrix = np.frombuffer(
+                    b"".join(row[1] for row in rows), dtype=np.float32
+                ).reshape(len(rows), dim)
+                await index.add(ids, matrix)
+        self._index = index
+
+    async def pause_writes(self) -> None:
+        """Fold the WAL into the main file and hold writes until resumed.
+
+        A backup that copies the database file meanwhile gets a consistent
+        copy; searches keep working.
+        """
+        writer, _reader = self._require()
+        await self._write_lock.acquire()
+        try:
+            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except BaseException:
+            self._write_lock.release()
+            raise
+        self._paused = True
+
+    def resume_writes(self) -> None:
+        """Let writes continue after `pause_writes`; harmless when not paused."""
+        if self._paused:
+            self._paused = False
+            self._write_lock.release()
+
+    async def close(self) -> None:
+        """Close both connections and release the index; safe to call twice."""
+        if self._index is not None:
+            await self._index.close()
+            self._index = None
+        for conn in (self._reader, self._writer):
+            if conn is not None:
+                try:
+                    await conn.close()
+                except sqlite3.Error as err:  # pragma: no cover - best effort
+                    _LOGGER.debug("Error closing memory database: %s", err)
+        self._reader = self._writer = None
+
+    def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
+        if self._writer is None or self._reader is None:
+            raise DatabaseUnavailableError("the memory store is not open", path="")
+        return self._writer, self._reader
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` after every committed change; returns a remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    # -- writes -------------------------------------------------------------
+
+    async def add(
+        self, memory: NewMemory, *, vector: npt.ArrayLike | None = None
+    ) -> AddResult:
+        """Add one memory, or return its active twin in the same scope."""
+        vectors = None if vector is None else [vector]
+        return (await self.add_many([memory], vectors=vectors))[0]
+
+    async def add_many(
+        self,
+        memories: Sequence[NewMemory],
+        *,
+        vectors: Sequence[npt.ArrayLike | None] | None = None,
+    ) -> list[AddResult]:
+        """Add memories in one transaction; all are validated before any write.
+
+        `vectors` (of the store's model) are stored for newly created items.
+        """
+        writer, _reader = self._require()
+        prepared = [(memory, *validate_memory(memory)) for memory in memories]
+        if vectors is not None and len(vectors) != len(memories):
+            raise InvalidInputError("one vector per memory is needed")
+        units: list[Vector | None] = [
+            None if vector is None else as_unit_vector(vector)
+            for vector in (vectors or [None] * len(memories))
+        ]
+        if any(unit is not None for unit in units) and self._model is None:
+            raise InvalidInputError("the store has no embedding model for vectors")
+        now = self._clock()
+        outcome: list[tuple[int, bool]] = []
+        new_vectors: dict[int, Vector] = {}
+        async with self._write_lock:
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                for (memory, content, tags), unit in zip(prepared, units, strict=True):
+                    item_id, created = await self._insert(
+                        writer, memory, content, tags, now
+                    )
+                    outcome.append((item_id, created))
+                    if created and unit is not None:
+                        new_vectors[item_id] = unit
+                if new_vectors:
+                    await self._store_vectors(writer, new_vectors)
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            if new_vectors:
+                await self._index_add(new_vectors)
+        items = await self.get_many([item_id for item_id, _ in outcome], conn=writer)
+        self._changed()
+        return [
+            AddResult(item=items[item_id], created=created)
+            for item_id, created in outcome
+        ]
+
+    async def _insert(
+        self,
+        conn: aiosqlite.Connection,
+        memory: NewMemory,
+        content: str,
+        tags: tuple[str, ...],
+        now: float,
+    ) -> tuple[int, bool]:
+        key = content_key(content)
+        source = memory.source
+        # An expired twin no longer counts: archive it (as expire_due would)
+        # so it cannot swallow the new memory and then be archived with it.
+        await conn.execute(
+            "UPDATE memories SET status = 'archived', updated_at = ?, "
+            "valid_to = coalesce(valid_to, expires_at) WHERE scope = ? "
+            "AND content_key = ? AND status = 'active' AND expires_at <= ?",
+            (now, memory.scope, key, now),
+        )
+        async with conn.execute(
+            "INSERT INTO memories (scope, type, content, content_key, tags, "
+            "valid_from, expires_at, created_at, updated_at, origin, "
+            "conversation_id, agent_id, device_id, user_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
+            "RETURNING id",
+            (
+                memory.scope,
+                str(memory.type),
+                content,
+                key,
+                " ".join(tags),
+                to_timestamp(memory.valid_from) or now,
+                to_timestamp(memory.expires_at),
+                now,
+                now,
+                str(source.origin),
+                source.conversation_id,
+                source.agent_id,
+                source.device_id,
+                source.user_id,
+            ),
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is not None:
+            item_id = int(row[0])
+            if tags:
+                await conn.executemany(
+                    "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)",
+                    [(item_id, tag) for tag in tags],
+                )
+            return item_id, True
+        async with conn.execute(
+            "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
+            "AND status = 'active'",
+            (memory.scope, key),
+        ) as cursor:
+            existing = await cursor.fetchone()
+        assert existing is not None  # noqa: S101 - the conflict proves it exists
+        return int(existing[0]), False
+
+    async def _store_vectors(
+        self, conn: aiosqlite.Connection, vectors: Mapping[int, Vector]
+    ) -> None:
+        """Write unit vectors of the active model; learn its dimension once."""
+        assert self._model is not None  # noqa: S101 - checked by callers
+        dims = {len(vector) for vector in vectors.values()}
+        known = await self._model_dim(conn, self._model)
+        expected = known if known is not None else min(dims)
+        if dims != {expected}:
+            raise VectorDimensionError(
+                f"model {self._model} makes {expected}-dimensional vectors, "
+                f"got {sorted(dims)}",
+                expected=str(expected),
+                got=",".join(str(dim) for dim in sorted(dims)),
+            )
+        if known is None:
+            await conn.execute(
+                "INSERT INTO embedding_models (model, dim, created_at) VALUES (?, ?, ?)",
+                (self._model, expected, self._clock()),
+            )
+        await conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (memory_id, model, vector) "
+            "VALUES (?, ?, ?)",
+            [
+                (item_id, self._model, vector.tobytes())
+                for item_id, vector in vectors.items()
+            ],
+        )
+
+    async def _index_add(self, vectors: Mapping[int, Vector]) -> None:
+        if self._index is None:
+            await self._load_index()
+            return  # freshly built from the table, which holds these vectors
+        ids = list(vectors)
+        await self._index.add(ids, np.stack([vectors[i] for i in ids]))
+
+    async def set_vectors(self, vectors: Mapping[int, npt.ArrayLike]) -> None:
+        """Store (or replace) vectors of the store's model for existing items."""
+        writer, _reader = self._require()
+        if self._model is None:
+            raise InvalidInputError("the store has no embedding model for vectors")
+        units = {item_id: as_unit_vector(vector) for item_id, vector in vectors.items()}
+        if not units:
+            return
+        async with self._write_lock:
+            await self._check_ids(writer, list(units))
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                await self._store_vectors(writer, units)
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            await self._index_add(units)
+        self._changed()
+
+    async def _check_ids(self, conn: aiosqlite.Connection, ids: Sequence[int]) -> None:
+        unique = sorted(set(ids))
+        found: set[int] = set()
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            async with conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({_placeholders(len(chunk))})",
+                chunk,
+            ) as cursor:
+                found.update(int(row[0]) for row in await cursor.fetchall())
+        missing = [item_id for item_id in unique if item_id not in found]
+        if missing:
+            raise UnknownMemoryError(
+                f"no memory with id {', '.join(map(str, missing))}",
+                ids=", ".join(map(str, missing)),
+            )
+
+    async def forget(self, ids: Sequence[int], *, purge: bool = False) -> list[int]:
+        """Archive memories, or with `purge` erase every copy of them.
+
+        Unknown ids raise before anything changes. Purging also rewrites the
+        full-text index and truncates the write-ahead log, so the text is gone
+        from the database files, not only hidden.
+        """
+        writer, _reader = self._require()
+        unique = sorted(set(ids))
+        if not unique:
+            return []
+        now = self._clock()
+        async with self._write_lock:
+            await self._check_ids(writer, unique)
+            marks = _placeholders(len(unique))
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                if purge:
+                    await writer.execute(
+                        f"DELETE FROM memories WHERE id IN ({marks})", unique
+                    )
+                    await writer.execute(
+                        "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
+                    )
+                else:
+                    await writer.execute(
+                        "UPDATE memories SET status = 'archived', updated_at = ?, "
+                        f"valid_to = coalesce(valid_to, ?) WHERE id IN ({marks}) "
+                        "AND status = 'active'",
+                        [now, now, *unique],
+                    )
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            if purge:
+                if self._index is not None:
+                    await self._index.remove(unique)
+                await self._erase_leftovers(writer)
+        self._changed()
+        return unique
+
+    async def _erase_leftovers(self, writer: aiosqlite.Connection) -> None:
+        """Drop copies that outlive a DELETE: vec0 chunks and the WAL."""
+        if self._sqlite_vec and self._index is not None:
+            # vec0 keeps deleted vectors' bytes in its chunks: rebuild it.
+            await self._index.clear()
+            self._index = None
+            await self._load_index()
+        await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def expire_due(self) -> list[int]:
+        """Archive active memories whose expiry time has passed."""
+        writer, _reader = self._require()
+        now = self._clock()
+        async with self._write_lock:
+            async with writer.execute(
+                "UPDATE memories SET status = 'archived', updated_at = ?, "
+                "valid_to = coalesce(valid_to, expires_at) "
+                "WHERE status = 'active' AND expires_at IS NOT NULL "
+                "AND expires_at <= ? RETURNING id",
+                (now, now),
+            ) as cursor:
+                expired = [int(row[0]) for row in await cursor.fetchall()]
+        if expired:
+            self._changed()
+        return expired
+
+    async def mark_recalled(self, ids: Sequence[int]) -> None:
+        """Record that memories were put into a prompt."""
+        writer, _reader = self._require()
+        unique = sorted(set(ids))
+        if not unique:
+            return
+        async with self._write_lock:
+            await writer.execute(
+                "UPDATE memories SET last_recalled_at = ?, "
+                f"recall_count = recall_count + 1 WHERE id IN "
+                f"({_placeholders(len(unique))})",
+                [self._clock(), *unique],
+            )
+
+    # -- reads --------------------------------------------------------------
+
+    async def get(self, item_id: int) -> MemoryItem | None:
+        """One memory by id, whatever its status."""
+        return (await self.get_many([item_id])).get(item_id)
+
+    async def get_many(
+        self, ids: Sequence[int], *, conn: aiosqlite.Connection | None = None
+    ) -> dict[int, MemoryItem]:
+        """Memories by id; missing ids are absent from the result."""
+        if conn is None:
+            _writer, conn = self._require()
+        unique = sorted(set(ids))
+        items: dict[int, MemoryItem] = {}
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            async with conn.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM memories m "
+                f"WHERE m.id IN ({_placeholders(len(chunk))})",
+                chunk,
+            ) as cursor:
+                for row in await cursor.fetchall():
+                    items[row["id"]] = _row_to_item(row)
+        return items
+
+    def _filters(self, query: SearchQuery) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if query.status != "any":
+            clauses.append("m.status = ?")
+            params.append(query.status)
+        if query.status == "active":
+            clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+            params.append(self._clock())
+        if query.scopes is not None:
+            clauses.append(f"m.scope IN ({_placeholders(len(query.scopes))})")
+            params.extend(query.scopes)
+        if query.types:
+            clauses.append(f"m.type IN ({_placeholders(len(query.types))})")
+            params.extend(str(kind) for kind in query.types)
+        if query.tags:
+            tags = normalize_tags(query.tags)
+            clauses.append(
+                "m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN "
+                f"({_placeholders(len(tags))}))"
+            )
+            params.extend(tags)
+        if query.since is not None:
+            clauses.append("m.created_at >= ?")
+            params.append(to_timestamp(query.since))
+        return (" AND ".join(clauses) or "1"), params
+
+    async def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Find memories: keyword, semantic or both, fused into one ranking."""
+        _writer, reader = self._require()
+        if not 1 <= query.limit <= MAX_SEARCH_LIMIT:
+            raise InvalidLimitError(
+                f"limit must be 1 to {MAX_SEARCH_LIMIT}",
+                limit=str(query.limit),
+                max=str(MAX_SEARCH_LIMIT),
+            )
+        if query.scopes is not None and not query.scopes:
+            return []
+        where, params = self._filters(query)
+        text = query.text.strip()
+        if (not text or text == "*") and query.vector is None:
+            return await self._recent(reader, where, params, query.limit)
+        keyword = await self._keyword(reader, text, where, params, query.limit)
+        semantic = await self._semantic(reader, query, where, params)
+        ranked = [
+            entry for entry in fuse(keyword, semantic) if entry.score >= query.min_score
+        ][: query.limit]
+        items = await self.get_many([entry.id for entry in ranked], conn=reader)
+        return [
+            SearchHit(item=items[entry.id], score=entry.score, matched=entry.signals)
+            for entry in ranked
+            if entry.id in items
+        ]
+
+    async def _recent(
+        self, conn: aiosqlite.Connection, where: str, params: list[Any], limit: int
+    ) -> list[SearchHit]:
+        async with conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memories m WHERE {where} "
+            "ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+            [*params, limit],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            SearchHit(item=_row_to_item(row), score=1.0, matched=()) for row in rows
+        ]
+
+    async def _keyword(
+        self,
+        conn: aiosqlite.Connection,
+        text: str,
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        expression = fts_match_expression(text)
+        if expression is None:
+            return []
+        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        async with conn.execute(
+            f"SELECT m.id, m.content, m.tags, bm25(memories_fts, {weights}) AS rank "
+            "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+            [expression, *params, max(KEYWORD_POOL, limit)],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        terms = query_terms(text)
+        return keyword_scores(
+            [
+                (
+                    int(row[0]),
+                    float(row[3]),
+                    term_coverage(terms, f"{row[1]} {row[2]}"),
+                )
+                for row in rows
+            ]
+        )
+
+    async def _semantic(
+        self,
+        conn: aiosqlite.Connection,
+        query: SearchQuery,
+        where: str,
+        params: list[Any],
+    ) -> list[tuple[int, float]]:
+        if query.vector is None or self._model is None:
+            return []
+        dim = await self._model_dim(conn, self._model)
+        unit = as_unit_vector(query.vector)
+        if dim is None or self._index is None:
+            return []
+        if len(unit) != dim:
+            raise VectorDimensionError(
+                f"model {self._model} makes {dim}-dimensional vectors, "
+                f"the query has {len(unit)}",
+                expected=str(dim),
+                got=str(len(unit)),
+            )
+        pool = max(SEMANTIC_POOL, query.limit)
+        candidates = await self._index.knn(unit, pool * SEMANTIC_OVERSAMPLE)
+        candidate_ids = [item_id for item_id, _score in candidates]
+        base = (
+            "SELECT e.memory_id, e.vector FROM embeddings e "
+            f"JOIN memories m ON m.id = e.memory_id WHERE e.model = ? AND {where}"
+        )
+        if len(candidates) == await self._index.count():
+            # The index holds fewer vectors than asked for: every one is here.
+            sql, args = base, [self._model, *params]
+        else:
+            sql = base + f" AND e.memory_id IN ({_placeholders(len(candidate_ids))})"
+            args = [self._model, *params, *candidate_ids]
+        scored = await self._exact_scores(conn, sql, args, unit)
+        if len(scored) < pool and len(candidates) < await self._index.count():
+            # A selective filter left too few of the pool: scan its subset.
+            async with conn.execute(
+                f"SELECT count(*) FROM ({base})", [self._model, *params]
+            ) as cursor:
+                row = await cursor.fetchone()
+            if row is not None and len(scored) < int(row[0]) <= EXACT_SCAN_MAX:
+                scored = await self._exact_scores(
+                    conn, base, [self._model, *params], unit
+                )
+        scored.sort(key=lambda pair: (-pair[1], pair[0]))
+        return scored[:pool]
+
+    @staticmethod
+    async def _exact_scores(
+        conn: aiosqlite.Connection, sql: str, args: list[Any], unit: Vector
+    ) -> list[tuple[int, float]]:
+        async with conn.execute(sql, args) as cursor:
+            rows = list(await cursor.fetchall())
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+        scores = matrix.reshape(len(rows), -1) @ unit
+        return [
+            (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
+        ]
+
+    async def stats(self) -> StoreStats:
+        """Counts and sizes for sensors and diagnostics (never content)."""
+        _writer, reader = self._require()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        by_scope: dict[str, int] = {}
+        vectors: dict[str, int] = {}
+        queries: tuple[tuple[str, dict[str, int]], ...] = (
+            ("SELECT status, count(*) FROM memories GROUP BY status", by_status),
+            (
+                "SELECT type, count(*) FROM memories WHERE status = 'active' "
+                "GROUP BY type",
+                by_type,
+            ),
+            (
+                "SELECT scope, count(*) FROM memories WHERE status = 'active' "
+                "GROUP BY scope",
+                by_scope,
+            ),
+            ("SELECT model, count(*) FROM embeddings GROUP BY model", vectors),
+        )
+        for sql, target in queries:
+            async with reader.execute(sql) as cursor:
+                target.update({row[0]: int(row[1]) for row in await cursor.fetchall()})
+        return StoreStats(
+            schema_version=await self.schema_version(reader),
+            vector_backend=self.vector_backend,
+            active_model=self._model,
+            by_status=by_status,
+            active_by_type=by_type,
+            active_by_scope=by_scope,
+            vectors_by_model=vectors,
+            database_bytes=self.database_bytes(),
+        )
+
+    def database_bytes(self) -> int:
+        """Size on disk of the database and its write-ahead log."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += Path(f"{self.path}{suffix}").stat().st_size
+            except FileNotFoundError:
+                continue
+        return total
