@@ -1,0 +1,122 @@
+"""Assist Memory: long-term memory for Home Assistant's Assist agents."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.event import async_track_time_interval
+from homeassistant.helpers.typing import ConfigType
+from homeassistant.requirements import RequirementsNotFound, async_process_requirements
+
+from .const import (
+    CONF_MODEL,
+    DATABASE_FILE,
+    DATABASE_FOLDER,
+    DOMAIN,
+    EXPIRE_INTERVAL_SECONDS,
+    LOGGER,
+    SQLITE_VEC_REQUIREMENT,
+)
+from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
+from .engine import (
+    DatabaseCorruptError,
+    DatabaseTooNewError,
+    DatabaseUnavailableError,
+    MemoryStore,
+    StoreError,
+)
+from .services import async_setup_services
+
+PLATFORMS: list[Platform] = [Platform.SENSOR]
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+def database_path(hass: HomeAssistant) -> Path:
+    """Where the memory database lives: in the config folder, so backups keep it."""
+    return Path(hass.config.path(DATABASE_FOLDER, DATABASE_FILE))
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the actions once, whether or not an entry loads."""
+    async_setup_services(hass)
+    return True
+
+
+async def async_vector_backend_available(hass: HomeAssistant) -> bool:
+    """Install sqlite-vec on demand; False means the numpy index is used.
+
+    It is not a manifest requirement: it has no musllinux wheel, so listing it
+    would break set-up on Home Assistant OS and the official container.
+    """
+    try:
+        await async_process_requirements(
+            hass, DOMAIN, [SQLITE_VEC_REQUIREMENT], is_built_in=False
+        )
+    except RequirementsNotFound:
+        LOGGER.info("sqlite-vec is not available here; using the numpy vector index")
+        return False
+    return True
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
+    """Open the database, then start the sensors."""
+    model: str | None = entry.data.get(CONF_MODEL)
+    backend: Literal["auto", "numpy"] = "numpy"
+    if model is not None and await async_vector_backend_available(hass):
+        backend = "auto"
+    store = MemoryStore(database_path(hass), model=model, vector_backend=backend)
+    try:
+        await store.open()
+    except (DatabaseCorruptError, DatabaseTooNewError) as err:
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key=err.key,
+            translation_placeholders=err.placeholders,
+        ) from err
+    except (DatabaseUnavailableError, StoreError) as err:
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="database_unavailable",
+            translation_placeholders={"path": str(store.path), "error": str(err)},
+        ) from err
+    entry.async_on_unload(store.close)
+
+    coordinator = MemoryStatsCoordinator(hass, entry, store)
+    await coordinator.async_config_entry_first_refresh()
+    entry.async_on_unload(store.add_listener(coordinator.async_store_changed))
+    entry.runtime_data = MemoryData(store=store, coordinator=coordinator)
+
+    async def _expire(_now: object) -> None:
+        await store.expire_due()
+
+    await store.expire_due()
+    entry.async_on_unload(
+        async_track_time_interval(
+            hass, _expire, timedelta(seconds=EXPIRE_INTERVAL_SECONDS)
+        )
+    )
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    return True
+
+
+async def async_unload_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
+    """Stop the sensors; the store closes through `async_on_unload`."""
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> None:
+    """Delete the database with the integration, as the README warns."""
+    path = database_path(hass)
+
+    def _remove() -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    await hass.async_add_executor_job(_remove)

@@ -1,0 +1,81 @@
+"""Runtime data of a config entry: the store and its pushed statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers.debounce import Debouncer
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
+
+from .const import DOMAIN, LOGGER
+from .engine import MemoryStore, StoreError, StoreStats
+
+# Bursts of writes (a bulk import) refresh the sensors once a second at most.
+REFRESH_COOLDOWN = timedelta(seconds=1)
+
+type MemoryConfigEntry = ConfigEntry[MemoryData]
+
+
+@dataclass(slots=True)
+class MemoryData:
+    """What a loaded entry holds; platforms and actions reach it from the entry."""
+
+    store: MemoryStore
+    coordinator: MemoryStatsCoordinator
+
+
+class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
+    """Counts and sizes, refreshed when the store changes rather than polled."""
+
+    config_entry: MemoryConfigEntry
+
+    def __init__(
+        self, hass: HomeAssistant, entry: MemoryConfigEntry, store: MemoryStore
+    ) -> None:
+        """No update interval: the store's change listener drives refreshes."""
+        super().__init__(
+            hass,
+            LOGGER,
+            config_entry=entry,
+            name=DOMAIN,
+            update_interval=None,
+            always_update=False,
+            request_refresh_debouncer=Debouncer(
+                hass,
+                LOGGER,
+                cooldown=REFRESH_COOLDOWN.total_seconds(),
+                immediate=True,
+            ),
+        )
+        self.store = store
+
+    async def _async_update_data(self) -> StoreStats:
+        try:
+            return await self.store.stats()
+        except StoreError as err:
+            raise UpdateFailed(
+                translation_domain=DOMAIN,
+                translation_key="stats_failed",
+                translation_placeholders={"error": str(err)},
+            ) from err
+
+    @callback
+    def async_store_changed(self) -> None:
+        """Schedule a debounced refresh after a committed write."""
+        _ = self.config_entry.async_create_task(
+            self.hass, self.async_request_refresh(), "memory stats refresh"
+        )
+
+
+def loaded_entry(hass: HomeAssistant) -> MemoryConfigEntry:
+    """Return the single loaded entry, or raise a translated error."""
+    entries: list[MemoryConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
+    if not entries:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN, translation_key="not_loaded"
+        )
+    return entries[0]

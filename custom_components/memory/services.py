@@ -1,0 +1,325 @@
+"""The `memory.*` actions for automations, scripts and Developer tools.
+
+Privacy: a call made by a non-admin user reads, searches and forgets only
+household memories and those of the person linked to that user; a memory
+outside that reach is reported as unknown, so its existence does not leak.
+Calls with no user (automations, scripts) and admins reach every scope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from homeassistant.core import (
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
+from homeassistant.exceptions import (
+    HomeAssistantError,
+    ServiceValidationError,
+    UnknownUser,
+)
+from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
+import probatio
+
+from .const import (
+    CONF_MIN_SCORE,
+    CONF_SEARCH_LIMIT,
+    DEFAULT_MIN_SCORE,
+    DEFAULT_SEARCH_LIMIT,
+    DOMAIN,
+)
+from .coordinator import loaded_entry
+from .engine import (
+    HOUSEHOLD,
+    MAX_SEARCH_LIMIT,
+    InvalidInputError,
+    MemoryItem,
+    MemoryStore,
+    MemoryType,
+    NewMemory,
+    Origin,
+    SearchQuery,
+    Source,
+    StoreError,
+)
+
+SERVICE_ADD = "add"
+SERVICE_SEARCH = "search"
+SERVICE_FORGET = "forget"
+SERVICE_GET = "get"
+
+ATTR_CONTENT = "content"
+ATTR_TYPE = "type"
+ATTR_TAGS = "tags"
+ATTR_PERSON = "person"
+ATTR_EXPIRES_AT = "expires_at"
+ATTR_EXPIRES_IN = "expires_in"
+ATTR_QUERY = "query"
+ATTR_TYPES = "types"
+ATTR_STATUS = "status"
+ATTR_SINCE = "since"
+ATTR_RECENCY_DAYS = "recency_days"
+ATTR_LIMIT = "limit"
+ATTR_MIN_SCORE = "min_score"
+ATTR_IDS = "ids"
+ATTR_ID = "id"
+ATTR_DRY_RUN = "dry_run"
+ATTR_PURGE = "purge"
+
+STATUSES = ("active", "archived", "superseded", "any")
+TYPES = [str(kind) for kind in MemoryType]
+
+_MEMORY_ID = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
+_PERSON = cv.entity_domain("person")
+
+_SEARCH_FIELDS: dict[probatio.Marker, Any] = {
+    probatio.Optional(ATTR_QUERY, default=""): cv.string,
+    probatio.Optional(ATTR_PERSON): _PERSON,
+    probatio.Optional(ATTR_TYPES): probatio.All(cv.ensure_list, [probatio.In(TYPES)]),
+    probatio.Optional(ATTR_TAGS): probatio.All(cv.ensure_list, [cv.string]),
+    probatio.Optional(ATTR_STATUS, default="active"): probatio.In(STATUSES),
+    probatio.Exclusive(ATTR_SINCE, "since"): cv.datetime,
+    probatio.Exclusive(ATTR_RECENCY_DAYS, "since"): probatio.All(
+        probatio.Coerce(float), probatio.Range(min=0, min_included=False)
+    ),
+    probatio.Optional(ATTR_LIMIT): probatio.All(
+        probatio.Coerce(int), probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
+    ),
+    probatio.Optional(ATTR_MIN_SCORE): probatio.All(
+        probatio.Coerce(float), probatio.Range(min=0, max=1)
+    ),
+}
+
+ADD_SCHEMA = probatio.Schema(
+    {
+        probatio.Required(ATTR_CONTENT): cv.string,
+        probatio.Optional(ATTR_TYPE, default=str(MemoryType.FACT)): probatio.In(TYPES),
+        probatio.Optional(ATTR_TAGS, default=list): probatio.All(
+            cv.ensure_list, [cv.string]
+        ),
+        probatio.Optional(ATTR_PERSON): _PERSON,
+        probatio.Exclusive(ATTR_EXPIRES_AT, "expires"): cv.datetime,
+        probatio.Exclusive(ATTR_EXPIRES_IN, "expires"): probatio.All(
+            cv.time_period, cv.positive_timedelta
+        ),
+    }
+)
+SEARCH_SCHEMA = probatio.Schema(_SEARCH_FIELDS)
+FORGET_SCHEMA = probatio.Schema(
+    {
+        probatio.Exclusive(ATTR_IDS, "target"): probatio.All(
+            cv.ensure_list, probatio.Length(min=1, max=500), [_MEMORY_ID]
+        ),
+        **_SEARCH_FIELDS,
+        probatio.Optional(ATTR_DRY_RUN, default=False): cv.boolean,
+        probatio.Optional(ATTR_PURGE, default=False): cv.boolean,
+    }
+)
+GET_SCHEMA = probatio.Schema({probatio.Required(ATTR_ID): _MEMORY_ID})
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling, and so which scopes they may reach."""
+
+    unrestricted: bool
+    persons: tuple[str, ...]
+
+    def reachable(self) -> tuple[str, ...] | None:
+        """Scopes a search may cover; None means every scope."""
+        return None if self.unrestricted else (HOUSEHOLD, *self.persons)
+
+    def may_reach(self, scope: str) -> bool:
+        """Whether a memory in `scope` is visible to this caller."""
+        return self.unrestricted or scope == HOUSEHOLD or scope in self.persons
+
+
+async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
+    """Resolve the calling user to admin rights and linked person entities."""
+    user_id = call.context.user_id
+    if user_id is None:
+        return Caller(unrestricted=True, persons=())
+    user = await hass.auth.async_get_user(user_id)
+    if user is None:
+        raise UnknownUser(context=call.context, user_id=user_id)
+    persons = tuple(
+        state.entity_id
+        for state in hass.states.async_all("person")
+        if state.attributes.get("user_id") == user_id
+    )
+    return Caller(unrestricted=user.is_admin, persons=persons)
+
+
+def _person_scope(caller: Caller, person: str | None) -> str:
+    """Return the scope for an explicit person; refuse someone else's."""
+    if person is None:
+        return HOUSEHOLD
+    if not caller.may_reach(person):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="person_not_allowed",
+            translation_placeholders={"person": person},
+        )
+    return person
+
+
+def _store_error(err: StoreError) -> HomeAssistantError:
+    """Translate an engine error; bad input is the caller's to fix."""
+    kind = ServiceValidationError if isinstance(err, InvalidInputError) else None
+    if kind is None:
+        return HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="store_failed",
+            translation_placeholders={"error": str(err)},
+        )
+    return kind(
+        translation_domain=DOMAIN,
+        translation_key=err.key,
+        translation_placeholders=err.placeholders,
+    )
+
+
+def _unknown(ids: list[int]) -> ServiceValidationError:
+    return ServiceValidationError(
+        translation_domain=DOMAIN,
+        translation_key="unknown_memory",
+        translation_placeholders={"ids": ", ".join(map(str, ids))},
+    )
+
+
+async def _reachable_items(
+    store: MemoryStore, caller: Caller, ids: list[int]
+) -> dict[int, MemoryItem]:
+    """Items by id; any missing or out-of-reach id raises as unknown."""
+    items = await store.get_many(ids)
+    missing = [i for i in ids if i not in items or not caller.may_reach(items[i].scope)]
+    if missing:
+        raise _unknown(sorted(set(missing)))
+    return items
+
+
+def _search_query(
+    call: ServiceCall, caller: Caller, options: dict[str, Any]
+) -> SearchQuery:
+    data = call.data
+    person = data.get(ATTR_PERSON)
+    scopes = (
+        (HOUSEHOLD, _person_scope(caller, person))
+        if person is not None
+        else caller.reachable()
+    )
+    since: datetime | None = data.get(ATTR_SINCE)
+    if ATTR_RECENCY_DAYS in data:
+        since = dt_util.utcnow() - timedelta(days=data[ATTR_RECENCY_DAYS])
+    elif since is not None:
+        since = dt_util.as_utc(since)
+    return SearchQuery(
+        text=data[ATTR_QUERY],
+        scopes=scopes,
+        types=tuple(MemoryType(kind) for kind in data.get(ATTR_TYPES, ())) or None,
+        tags=tuple(data.get(ATTR_TAGS, ())),
+        status=data[ATTR_STATUS],
+        since=since,
+        limit=data.get(
+            ATTR_LIMIT, options.get(CONF_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT)
+        ),
+        min_score=data.get(
+            ATTR_MIN_SCORE, options.get(CONF_MIN_SCORE, DEFAULT_MIN_SCORE)
+        ),
+    )
+
+
+async def _async_add(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    caller = await async_caller(call.hass, call)
+    data = call.data
+    expires_at: datetime | None = data.get(ATTR_EXPIRES_AT)
+    if ATTR_EXPIRES_IN in data:
+        expires_at = dt_util.utcnow() + data[ATTR_EXPIRES_IN]
+    elif expires_at is not None:
+        expires_at = dt_util.as_utc(expires_at)
+    memory = NewMemory(
+        content=data[ATTR_CONTENT],
+        type=MemoryType(data[ATTR_TYPE]),
+        scope=_person_scope(caller, data.get(ATTR_PERSON)),
+        tags=tuple(data[ATTR_TAGS]),
+        expires_at=expires_at,
+        source=Source(origin=Origin.ACTION, user_id=call.context.user_id),
+    )
+    try:
+        result = await entry.runtime_data.store.add(memory)
+    except StoreError as err:
+        raise _store_error(err) from err
+    return {"id": result.item.id, "created": result.created}
+
+
+async def _async_search(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    caller = await async_caller(call.hass, call)
+    query = _search_query(call, caller, dict(entry.options))
+    try:
+        hits = await entry.runtime_data.store.search(query)
+    except StoreError as err:
+        raise _store_error(err) from err
+    return {"memories": [hit.as_dict() for hit in hits]}
+
+
+async def _async_forget(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    store = entry.runtime_data.store
+    caller = await async_caller(call.hass, call)
+    data = call.data
+    try:
+        if ATTR_IDS in data:
+            items = await _reachable_items(store, caller, data[ATTR_IDS])
+            chosen = [items[i] for i in data[ATTR_IDS]]
+        elif data[ATTR_QUERY].strip():
+            query = _search_query(call, caller, dict(entry.options))
+            chosen = [hit.item for hit in await store.search(query)]
+        else:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN, translation_key="forget_needs_target"
+            )
+        ids = list(dict.fromkeys(item.id for item in chosen))
+        if not data[ATTR_DRY_RUN]:
+            await store.forget(ids, purge=data[ATTR_PURGE])
+    except StoreError as err:
+        raise _store_error(err) from err
+    memories = [
+        {"id": item.id, "content": item.content, "scope": item.scope}
+        for item in {item.id: item for item in chosen}.values()
+    ]
+    return {
+        "dry_run": data[ATTR_DRY_RUN],
+        "purged": data[ATTR_PURGE] and not data[ATTR_DRY_RUN],
+        "memories": cast("Any", memories),
+    }
+
+
+async def _async_get(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    caller = await async_caller(call.hass, call)
+    item_id: int = call.data[ATTR_ID]
+    items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
+    return cast("ServiceResponse", items[item_id].as_dict())
+
+
+@callback
+def async_setup_services(hass: HomeAssistant) -> None:
+    """Register the actions (once per Home Assistant start)."""
+    for name, handler, schema, supports in (
+        (SERVICE_ADD, _async_add, ADD_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_SEARCH, _async_search, SEARCH_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_FORGET, _async_forget, FORGET_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_GET, _async_get, GET_SCHEMA, SupportsResponse.ONLY),
+    ):
+        hass.services.async_register(
+            DOMAIN, name, handler, schema=schema, supports_response=supports
+        )
