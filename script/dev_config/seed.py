@@ -1,0 +1,162 @@
+"""Seed a dev Home Assistant config folder before script/develop starts it.
+
+Two stores in <config>/.storage, written in the formats of the installed
+Home Assistant (built with its own classes and schemas, so they follow it):
+
+- ``http``: the stable HTTP settings listen on the given host and port. 2026.10
+  keeps HTTP settings here instead of in YAML; a pending (unconfirmed) config
+  is dropped so it cannot move the server elsewhere.
+- ``core.config_entries``: an Assist Memory entry on keyword search, unless
+  one exists, so the integration is set up without any step in the UI.
+
+Run it only while that Home Assistant is stopped: it rewrites both stores on
+shutdown.
+"""
+
+import argparse
+import json
+from pathlib import Path
+import sys
+from types import MappingProxyType
+from typing import Any
+
+from homeassistant import config_entries
+from homeassistant.components.http import config as http_config
+from homeassistant.components.http.const import CONF_SERVER_HOST, CONF_SERVER_PORT
+from homeassistant.util import dt as dt_util
+import probatio
+
+DOMAIN = "memory"
+ENTRY_TITLE = "Assist Memory"
+ENTRY_DATA = {"provider": "keyword"}
+
+
+def _read_store(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    store: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return store
+
+
+def _write_store(
+    path: Path, key: str, version: int, minor_version: int, data: dict[str, Any]
+) -> None:
+    store = {
+        "version": version,
+        "minor_version": minor_version,
+        "key": key,
+        "data": data,
+    }
+    tmp = path.with_name(f"{path.name}.seed")
+    tmp.write_text(json.dumps(store, indent=2) + "\n", encoding="utf-8")
+    tmp.chmod(0o600)  # Home Assistant keeps its stores private
+    tmp.replace(path)
+
+
+def seed_http(storage: Path, host: str, port: int) -> None:
+    """Make the stable HTTP config listen on host:port only."""
+    path = storage / http_config.STORAGE_KEY
+    stable: dict[str, Any] = {}
+    store = _read_store(path)
+    if (
+        store is not None
+        and store.get("version") == http_config.STORAGE_VERSION
+        and store.get("minor_version") == http_config.STORAGE_MINOR_VERSION
+    ):
+        stable = {
+            key: value
+            for key, value in store["data"][http_config.KEY_STABLE].items()
+            if key
+            not in (
+                http_config.HTTP_CONFIG_CREATED_AT,
+                http_config.HTTP_CONFIG_ERROR,
+                http_config.HTTP_CONFIG_ERROR_MESSAGE,
+            )
+        }
+    stable |= {
+        CONF_SERVER_HOST: [host],
+        CONF_SERVER_PORT: port,
+    }
+    data = {
+        http_config.KEY_STABLE: {
+            **http_config.HTTP_STORAGE_SCHEMA(stable),
+            http_config.HTTP_CONFIG_CREATED_AT: dt_util.utcnow().isoformat(),
+            http_config.HTTP_CONFIG_ERROR: None,
+            http_config.HTTP_CONFIG_ERROR_MESSAGE: None,
+        },
+        http_config.KEY_PENDING: None,
+        http_config.KEY_YAML_MIGRATION_DONE: True,
+    }
+    _write_store(
+        path,
+        http_config.STORAGE_KEY,
+        http_config.STORAGE_VERSION,
+        http_config.STORAGE_MINOR_VERSION,
+        data,
+    )
+
+
+def seed_config_entry(storage: Path) -> bool:
+    """Add a keyword-search memory entry unless one exists; return if added."""
+    path = storage / config_entries.STORAGE_KEY
+    store = _read_store(path)
+    if store is None:
+        store = {
+            "version": config_entries.STORAGE_VERSION,
+            "minor_version": config_entries.STORAGE_VERSION_MINOR,
+            "data": {"entries": []},
+        }
+    elif store.get("version") != config_entries.STORAGE_VERSION or (
+        store.get("minor_version", 1) > config_entries.STORAGE_VERSION_MINOR
+    ):
+        print(f"seed: {path} has an unknown format; not adding a memory entry")
+        return False
+    entries: list[dict[str, Any]] = store["data"]["entries"]
+    if any(entry["domain"] == DOMAIN for entry in entries):
+        return False
+    entry = config_entries.ConfigEntry(
+        data=ENTRY_DATA,
+        discovery_keys=MappingProxyType({}),
+        domain=DOMAIN,
+        minor_version=1,
+        options={},
+        source=config_entries.SOURCE_USER,
+        subentries_data=None,
+        title=ENTRY_TITLE,
+        unique_id=None,
+        version=1,
+    )
+    entries.append(entry.as_dict())
+    _write_store(
+        path,
+        config_entries.STORAGE_KEY,
+        store["version"],
+        store.get("minor_version", 1),
+        store["data"],
+    )
+    return True
+
+
+def main() -> int:
+    """Seed the stores named in the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", type=Path, help="Home Assistant config folder")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", default="8123")
+    args = parser.parse_args()
+    try:
+        port: int = probatio.Port()(args.port)
+    except probatio.Invalid:
+        print(f"seed: invalid port {args.port!r}", file=sys.stderr)
+        return 2
+    storage: Path = args.config / ".storage"
+    storage.mkdir(parents=True, exist_ok=True)
+    seed_http(storage, args.host, port)
+    print(f"seed: HTTP server on {args.host}:{port}")
+    if seed_config_entry(storage):
+        print(f"seed: added the {ENTRY_TITLE} entry (keyword search)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
