@@ -175,6 +175,11 @@ class SearchQuery:
     since: datetime | None = None
     limit: int = 10
     min_score: float = 0.0
+    # Rank each memory with its neighbours: the memories stored just before
+    # and after it with the same `source.conversation_id` (conversation turns).
+    # An answer rarely repeats its question's words; with this it is found
+    # through them. Off by default: a neighbour may not contain the words.
+    context: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,12 +8,13 @@ WAL mode never waits for a write and only sees committed data.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+import contextlib
 import hashlib
 import logging
+from pathlib import Path
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Final, Literal
 
 import aiosqlite
@@ -33,7 +34,7 @@ from .errors import (
     UnknownMemoryError,
     VectorDimensionError,
 )
-from .fusion import fuse, keyword_scores
+from .fusion import Ranked, add_context, fuse
 from .models import (
     MAX_CONTENT_CHARS,
     MAX_SCOPE_CHARS,
@@ -74,8 +75,16 @@ from .vectors import (
 _LOGGER = logging.getLogger(__name__)
 
 type BackendChoice = Literal["auto", "numpy", "sqlite-vec"]
+# A search's candidates so far: keyword hits (id, bm25, coverage), the
+# semantic pool (id, cosine), and cosines of candidates outside that pool.
+type _Signals = tuple[
+    list[tuple[int, float, float]], list[tuple[int, float]], dict[int, float]
+]
 
 # Candidates each signal contributes before fusion (tuned by bench/locomo.py).
+# Every candidate is then scored on both signals (keyword hits outside the
+# semantic pool get their exact cosine), which makes the pools' size matter
+# little: 50 and 200 gave the same recall on LoCoMo.
 KEYWORD_POOL: Final = 50
 SEMANTIC_POOL: Final = 50
 # The int8 index is asked for more than the pool, then re-scored exactly.
@@ -146,7 +155,7 @@ def validate_memory(memory: NewMemory) -> tuple[str, tuple[str, ...]]:
 
 
 def validate_scope(scope: str) -> None:
-    """A scope is household or one person's id: short and non-empty."""
+    """Check that a scope (household or a person's id) is short and non-empty."""
     if not scope.strip() or len(scope) > MAX_SCOPE_CHARS:
         raise InvalidScopeError("scope must be 1 to 100 characters", scope=scope[:100])
 
@@ -170,8 +179,18 @@ def _model_table(model: str) -> str:
     return "vec_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
 
-def _decode(blob: bytes) -> Vector:
-    return np.frombuffer(blob, dtype=np.float32)
+async def _thread_ended(conn: aiosqlite.Connection) -> None:
+    """Wait for aiosqlite's worker thread, which outlives `close()` briefly.
+
+    Home Assistant (and its test harness) treat a thread left running after
+    unload as a leak.
+    """
+    thread = conn._thread  # noqa: SLF001 - aiosqlite has no public handle
+    if thread.is_alive():
+        # `close()` has already stopped it; it only has to return. Joined in a
+        # worker thread, not polled with `asyncio.sleep`, which never wakes
+        # while a test freezes the event loop's clock.
+        await asyncio.to_thread(thread.join)
 
 
 class MemoryStore:
@@ -229,7 +248,10 @@ class MemoryStore:
             # header: a corrupt or too-new file must be left byte for byte.
             await self._check_integrity(self._writer)
             await self._migrate(self._writer)
-            await self._writer.execute("PRAGMA journal_mode = WAL")
+            # Read the result: an unfinished statement would keep the lock
+            # the switch took, and the reader could not open the database.
+            async with self._writer.execute("PRAGMA journal_mode = WAL") as cursor:
+                await cursor.fetchall()
             self._reader = await self._connect()
             self._sqlite_vec = await self._try_sqlite_vec()
             await self._load_index()
@@ -251,14 +273,19 @@ class MemoryStore:
     async def _connect(self) -> aiosqlite.Connection:
         conn = await aiosqlite.connect(self.path, isolation_level=None)
         conn.row_factory = sqlite3.Row
-        for pragma in (
-            f"busy_timeout = {_BUSY_TIMEOUT_MS}",
-            "foreign_keys = ON",
-            "synchronous = NORMAL",
-            "secure_delete = ON",
-            "temp_store = MEMORY",
-        ):
-            await conn.execute(f"PRAGMA {pragma}")
+        try:
+            for pragma in (
+                f"busy_timeout = {_BUSY_TIMEOUT_MS}",
+                "foreign_keys = ON",
+                "synchronous = NORMAL",
+                "secure_delete = ON",
+                "temp_store = MEMORY",
+            ):
+                await conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            # Not yet ours to close in `close()`: its thread would linger.
+            await conn.close()
+            raise
         return conn
 
     async def _check_integrity(self, conn: aiosqlite.Connection) -> None:
@@ -296,7 +323,7 @@ class MemoryStore:
 
     @staticmethod
     async def schema_version(conn: aiosqlite.Connection) -> int:
-        """The `user_version` of a connection's database."""
+        """Return the `user_version` of a connection's database."""
         async with conn.execute("PRAGMA user_version") as cursor:
             row = await cursor.fetchone()
         return int(row[0]) if row else 0
@@ -370,6 +397,29 @@ class MemoryStore:
                 await index.add(ids, matrix)
         self._index = index
 
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Run one write transaction under the single-writer lock.
+
+        For engine modules that keep their own tables (conversation log,
+        embedding queue); listeners fire after it commits.
+        """
+        writer, _reader = self._require()
+        async with self._write_lock:
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield writer
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+        self._changed()
+
+    @property
+    def reader(self) -> aiosqlite.Connection:
+        """The read-only connection: sees committed data, never waits for writes."""
+        return self._require()[1]
+
     async def pause_writes(self) -> None:
         """Fold the WAL into the main file and hold writes until resumed.
 
@@ -402,6 +452,7 @@ class MemoryStore:
                     await conn.close()
                 except sqlite3.Error as err:  # pragma: no cover - best effort
                     _LOGGER.debug("Error closing memory database: %s", err)
+                await _thread_ended(conn)
         self._reader = self._writer = None
 
     def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
@@ -651,27 +702,28 @@ class MemoryStore:
         return unique
 
     async def _erase_leftovers(self, writer: aiosqlite.Connection) -> None:
-        """Drop copies that outlive a DELETE: vec0 chunks and the WAL."""
-        if self._sqlite_vec and self._index is not None:
-            # vec0 keeps deleted vectors' bytes in its chunks: rebuild it.
-            await self._index.clear()
-            self._index = None
-            await self._load_index()
+        """Drop the copies a DELETE leaves in the write-ahead log.
+
+        The vec0 index needs nothing more: sqlite-vec (0.1.9) clears a deleted
+        vector's bytes in its chunk, which the purge tests check.
+        """
         await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     async def expire_due(self) -> list[int]:
         """Archive active memories whose expiry time has passed."""
         writer, _reader = self._require()
         now = self._clock()
-        async with self._write_lock:
-            async with writer.execute(
+        async with (
+            self._write_lock,
+            writer.execute(
                 "UPDATE memories SET status = 'archived', updated_at = ?, "
                 "valid_to = coalesce(valid_to, expires_at) "
                 "WHERE status = 'active' AND expires_at IS NOT NULL "
                 "AND expires_at <= ? RETURNING id",
                 (now, now),
-            ) as cursor:
-                expired = [int(row[0]) for row in await cursor.fetchall()]
+            ) as cursor,
+        ):
+            expired = [int(row[0]) for row in await cursor.fetchall()]
         if expired:
             self._changed()
         return expired
@@ -759,9 +811,21 @@ class MemoryStore:
             return await self._recent(reader, where, params, query.limit)
         keyword = await self._keyword(reader, text, where, params, query.limit)
         semantic = await self._semantic(reader, query, where, params)
-        ranked = [
-            entry for entry in fuse(keyword, semantic) if entry.score >= query.min_score
-        ][: query.limit]
+        keyword, similarity = await self._complete(
+            reader,
+            query,
+            (where, params),
+            (keyword, semantic, {}),
+            [*(hit[0] for hit in keyword), *(item_id for item_id, _ in semantic)],
+        )
+        fused = fuse(keyword, semantic, similarity)
+        if query.context and fused:
+            fused = await self._context(
+                reader, query, (where, params), (keyword, semantic, similarity), fused
+            )
+        ranked = [entry for entry in fused if entry.score >= query.min_score][
+            : query.limit
+        ]
         items = await self.get_many([entry.id for entry in ranked], conn=reader)
         return [
             SearchHit(item=items[entry.id], score=entry.score, matched=entry.signals)
@@ -789,29 +853,126 @@ class MemoryStore:
         where: str,
         params: list[Any],
         limit: int,
-    ) -> list[tuple[int, float]]:
+        only: Sequence[int] = (),
+    ) -> list[tuple[int, float, float]]:
+        """FTS5 hits `(id, bm25, coverage)`, best first; `only` restricts ids."""
         expression = fts_match_expression(text)
         if expression is None:
             return []
         weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        restrict = f" AND m.id IN ({_placeholders(len(only))})" if only else ""
         async with conn.execute(
             f"SELECT m.id, m.content, m.tags, bm25(memories_fts, {weights}) AS rank "
             "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-            [expression, *params, max(KEYWORD_POOL, limit)],
+            f"WHERE memories_fts MATCH ? AND {where}{restrict} ORDER BY rank LIMIT ?",
+            [expression, *params, *only, max(KEYWORD_POOL, limit)],
         ) as cursor:
             rows = await cursor.fetchall()
         terms = query_terms(text)
-        return keyword_scores(
-            [
-                (
-                    int(row[0]),
-                    float(row[3]),
-                    term_coverage(terms, f"{row[1]} {row[2]}"),
+        return [
+            (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
+            for row in rows
+        ]
+
+    async def _similarity(
+        self,
+        conn: aiosqlite.Connection,
+        query: SearchQuery,
+        semantic: Sequence[tuple[int, float]],
+        ids: Sequence[int],
+    ) -> dict[int, float]:
+        """Exact cosines of `ids` outside the semantic pool (none without one)."""
+        pooled = {item_id for item_id, _score in semantic}
+        missing = sorted({item_id for item_id in ids if item_id not in pooled})
+        if not semantic or not missing or query.vector is None:
+            return {}
+        unit = as_unit_vector(query.vector)
+        scores: dict[int, float] = {}
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            scores.update(
+                await self._exact_scores(
+                    conn,
+                    "SELECT memory_id, vector FROM embeddings WHERE model = ? "
+                    f"AND memory_id IN ({_placeholders(len(chunk))})",
+                    [self._model, *chunk],
+                    unit,
                 )
-                for row in rows
+            )
+        return scores
+
+    async def _complete(
+        self,
+        conn: aiosqlite.Connection,
+        query: SearchQuery,
+        filters: tuple[str, list[Any]],
+        signals: _Signals,
+        ids: Sequence[int],
+    ) -> tuple[list[tuple[int, float, float]], dict[int, float]]:
+        """Score `ids` on both signals: bm25 and cosine where still missing.
+
+        Keyword hits outside the semantic pool get their exact cosine; ids
+        outside the keyword pool get their bm25 if the pool was full (if it
+        was not, every match is in it already).
+        """
+        where, params = filters
+        keyword, semantic, similarity = signals
+        have = {hit[0] for hit in keyword}
+        missing = sorted({item_id for item_id in ids if item_id not in have})
+        if missing and len(keyword) >= max(KEYWORD_POOL, query.limit):
+            keyword = keyword + await self._keyword(
+                conn, query.text.strip(), where, params, len(missing), only=missing
+            )
+        similarity = similarity | await self._similarity(conn, query, semantic, ids)
+        return keyword, similarity
+
+    async def _context(
+        self,
+        conn: aiosqlite.Connection,
+        query: SearchQuery,
+        filters: tuple[str, list[Any]],
+        signals: _Signals,
+        fused: list[Ranked],
+    ) -> list[Ranked]:
+        """Score candidates with their conversation neighbours (`query.context`).
+
+        Neighbours are the memories with the next lower and higher id in the
+        same conversation (turns are stored in order) that pass the filters.
+        Neighbours that are not candidates are scored on both signals first.
+        """
+        where, params = filters
+        keyword, semantic, similarity = signals
+        known = {entry.id for entry in fused}
+        around = sorted({i + step for i in known for step in (-1, 0, 1)} - {0})
+        conversation: dict[int, str] = {}
+        for start in range(0, len(around), 500):
+            chunk = around[start : start + 500]
+            async with conn.execute(
+                f"SELECT m.id, m.conversation_id FROM memories m WHERE m.id IN "
+                f"({_placeholders(len(chunk))}) AND m.conversation_id IS NOT NULL "
+                f"AND {where}",
+                [*chunk, *params],
+            ) as cursor:
+                conversation.update(
+                    (int(row[0]), str(row[1])) for row in await cursor.fetchall()
+                )
+        neighbours: dict[int, list[int]] = {}
+        for item_id, conversation_id in conversation.items():
+            near = [
+                other
+                for other in (item_id - 1, item_id + 1)
+                if conversation.get(other) == conversation_id
+                and (item_id in known or other in known)
             ]
-        )
+            if near:
+                neighbours[item_id] = near
+        new = sorted(set(neighbours) - known)
+        if new:
+            keyword, similarity = await self._complete(
+                conn, query, filters, (keyword, semantic, similarity), new
+            )
+            fused = fuse(keyword, semantic, similarity)
+        return add_context(fused, neighbours)
 
     async def _semantic(
         self,
@@ -834,20 +995,24 @@ class MemoryStore:
                 got=str(len(unit)),
             )
         pool = max(SEMANTIC_POOL, query.limit)
-        candidates = await self._index.knn(unit, pool * SEMANTIC_OVERSAMPLE)
+        wanted = pool * SEMANTIC_OVERSAMPLE
+        candidates = await self._index.knn(unit, wanted)
         candidate_ids = [item_id for item_id, _score in candidates]
         base = (
             "SELECT e.memory_id, e.vector FROM embeddings e "
             f"JOIN memories m ON m.id = e.memory_id WHERE e.model = ? AND {where}"
         )
-        if len(candidates) == await self._index.count():
+        # knn returns min(k, size) ids, so fewer than asked for means the index
+        # holds no more (known without `count()`, a full scan in vec0).
+        every = len(candidates) < wanted
+        if every:
             # The index holds fewer vectors than asked for: every one is here.
             sql, args = base, [self._model, *params]
         else:
             sql = base + f" AND e.memory_id IN ({_placeholders(len(candidate_ids))})"
             args = [self._model, *params, *candidate_ids]
         scored = await self._exact_scores(conn, sql, args, unit)
-        if len(scored) < pool and len(candidates) < await self._index.count():
+        if len(scored) < pool and not every:
             # A selective filter left too few of the pool: scan its subset.
             async with conn.execute(
                 f"SELECT count(*) FROM ({base})", [self._model, *params]
@@ -875,7 +1040,7 @@ class MemoryStore:
         ]
 
     async def stats(self) -> StoreStats:
-        """Counts and sizes for sensors and diagnostics (never content)."""
+        """Return counts and sizes for sensors and diagnostics (never content)."""
         _writer, reader = self._require()
         by_status: dict[str, int] = {}
         by_type: dict[str, int] = {}
@@ -884,13 +1049,11 @@ class MemoryStore:
         queries: tuple[tuple[str, dict[str, int]], ...] = (
             ("SELECT status, count(*) FROM memories GROUP BY status", by_status),
             (
-                "SELECT type, count(*) FROM memories WHERE status = 'active' "
-                "GROUP BY type",
+                "SELECT type, count(*) FROM memories WHERE status = 'active' GROUP BY type",
                 by_type,
             ),
             (
-                "SELECT scope, count(*) FROM memories WHERE status = 'active' "
-                "GROUP BY scope",
+                "SELECT scope, count(*) FROM memories WHERE status = 'active' GROUP BY scope",
                 by_scope,
             ),
             ("SELECT model, count(*) FROM embeddings GROUP BY model", vectors),

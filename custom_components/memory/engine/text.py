@@ -4,15 +4,21 @@ User text never reaches `MATCH` raw. Words are extracted with a Unicode
 regular expression and each is passed as a quoted FTS5 string, so operators
 (`AND`, `OR`, `NOT`, `NEAR(`), column filters (`:`), prefixes (`*`),
 negation (`-`), quotes and brackets are searched as plain words or dropped as
-punctuation, and never raise a syntax error.
+punctuation, and never raise a syntax error. The only syntax added is ours: a
+`*` after the closing quote, so that a word also finds its inflections.
+
+The choices here (stop words, OR, light stemming with prefix matching) were
+measured on the LoCoMo benchmark: see `bench/locomo.py` and
+`docs/benchmarks/recall.md`.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
-import unicodedata
 from typing import Final
+import unicodedata
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
@@ -21,35 +27,77 @@ _TAG = re.compile(r"^[\w.-]+$", re.UNICODE)
 # Bounded so a pasted page cannot turn into a huge MATCH expression.
 MAX_QUERY_TERMS: Final = 32
 
+# Light stemming for recall: a query word loses one of these endings (the
+# first that fits) when at least PREFIX_MIN_CHARS letters remain, and a term
+# of at least PREFIX_MIN_CHARS letters is matched as a prefix: "painting"
+# searches `paint*` (paint, painted, painter), "dances" `danc*` (dance,
+# dancing). Shorter words must match exactly, so "car" does not find
+# "career". Query side only: the index keeps plain unicode61 tokens.
+STEM_SUFFIXES: Final = ("ing", "ed", "es", "s")
+PREFIX_MIN_CHARS: Final = 4
+
 # Words that carry no topic in a spoken question. Only dropped when the query
 # keeps at least one other word, so "who is it" still searches something.
-STOP_WORDS: Final = frozenset(
-    """
-    a about above after again all am an and any are as at be been before being
-    below between both but by can could did do does doing down during each few
-    for from further had has have having he her here hers herself him himself
-    his how i if in into is it its itself just me more most my myself no nor
-    not now of off on once only or other our ours ourselves out over own same
-    she should so some such than that the their theirs them themselves then
-    there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would you your
-    yours yourself yourselves tell know remember please let s t d ll m re ve
-    """.split()
-)
+_STOP_WORDS_TEXT: Final = """
+a about above after again all am an and any are as at be been before being
+below between both but by can could did do does doing down during each few
+for from further had has have having he her here hers herself him himself
+his how i if in into is it its itself just me more most my myself no nor not
+now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what
+when where which while who whom why will with would you your yours yourself
+yourselves tell know remember please let s t d ll m re ve
+"""
+STOP_WORDS: Final = frozenset(_STOP_WORDS_TEXT.split())
 
 
 def fold(text: str) -> str:
     """Case- and accent-fold like FTS5's `unicode61 remove_diacritics 2`."""
+    if text.isascii():
+        return text.lower()  # the common case, and 20 times faster
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
+def stem(term: str) -> str:
+    """Drop one inflection ending if enough of the word remains."""
+    for suffix in STEM_SUFFIXES:
+        if (
+            term.endswith(suffix)
+            and len(term) - len(suffix) >= PREFIX_MIN_CHARS
+            and not (suffix == "s" and term.endswith("ss"))
+        ):
+            return term[: -len(suffix)]
+    return term
+
+
+def is_prefix_term(term: str) -> bool:
+    """Whether a (stemmed) term is matched as a prefix rather than exactly."""
+    return len(term) >= PREFIX_MIN_CHARS
+
+
 def term_coverage(terms: list[str], text: str) -> float:
-    """Share of the query terms that occur as words of `text`."""
+    """Share of the query terms that occur in `text` the way FTS matches them.
+
+    A long term counts when a word starts with its stem, a short one when a
+    word equals it.
+    """
     if not terms:
         return 0.0
-    words = set(_WORD.findall(fold(text)))
-    return sum(fold(term) in words for term in terms) / len(terms)
+    words = sorted(set(_WORD.findall(fold(text))))
+    found = 0
+    for term in terms:
+        key = fold(stem(term))
+        if not is_prefix_term(key):
+            key = fold(term)
+        # The first word not below `key` is the one that would start with it.
+        at = bisect.bisect_left(words, key)
+        if at < len(words) and (
+            words[at].startswith(key) if is_prefix_term(key) else words[at] == key
+        ):
+            found += 1
+    return found / len(terms)
 
 
 def normalize_content(text: str) -> str:
@@ -80,13 +128,25 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(chosen))[:MAX_QUERY_TERMS]
 
 
-def fts_match_expression(text: str) -> str | None:
-    """An FTS5 MATCH expression that ORs the query's words; None if it has none.
+def fts_term(term: str) -> str:
+    """One query word as an FTS5 string, a prefix query when it is long enough.
 
-    Each word is a quoted string (embedded quotes doubled), which FTS5 treats
-    as a literal phrase: no operator or column syntax can leak through.
+    The word is quoted (embedded quotes doubled), which FTS5 treats as a
+    literal phrase; the only syntax added is the prefix `*` after the quote.
+    """
+    stemmed = stem(term)
+    quoted = '"' + stemmed.replace('"', '""') + '"'
+    return quoted + "*" if is_prefix_term(stemmed) else quoted
+
+
+def fts_match_expression(text: str) -> str | None:
+    """Build an FTS5 MATCH expression that ORs the query's words (None: no words).
+
+    OR, not AND: a spoken question has words its answer does not repeat, and
+    bm25 already ranks documents with more (and rarer) words first. No
+    operator or column syntax from the text can leak through (see `fts_term`).
     """
     terms = query_terms(text)
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(dict.fromkeys(fts_term(term) for term in terms))

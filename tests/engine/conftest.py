@@ -1,0 +1,169 @@
+"""Fixtures and helpers for the engine tests (plain pytest, no Home Assistant).
+
+`store` is parametrised over both vector backends, so every test that uses it
+runs once with the numpy index and once with sqlite-vec's `vec0` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+import threading
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from custom_components.memory.engine import (
+    MemoryStore,
+    MemoryType,
+    NewMemory,
+    Origin,
+    Source,
+)
+
+type Backend = Literal["numpy", "sqlite-vec"]
+type BackendChoice = Literal["auto", "numpy", "sqlite-vec"]
+BACKENDS: tuple[Backend, ...] = ("numpy", "sqlite-vec")
+
+DIM = 16
+MODEL = "test-model"
+# 2026-01-01T00:00:00Z: the fake clock starts here.
+START = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+
+SOURCE = Source(
+    origin=Origin.TOOL,
+    conversation_id="conv-1",
+    agent_id="conversation.agent",
+    device_id="device-1",
+    user_id="user-1",
+)
+
+
+class FakeClock:
+    """A settable clock for the store: every call returns `now`."""
+
+    def __init__(self, now: float = START) -> None:
+        """Start at `now` (epoch seconds)."""
+        self.now = now
+
+    def __call__(self) -> float:
+        """Return the current fake time."""
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        """Move forward and return the new time."""
+        self.now += seconds
+        return self.now
+
+
+def vector(seed: int | str, dim: int = DIM) -> npt.NDArray[np.float32]:
+    """Make a deterministic pseudo-random vector: one seed, one vector."""
+    if isinstance(seed, str):
+        seed = int.from_bytes(seed.encode()[:16].ljust(16, b"\0"), "little")
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(dim).astype(np.float32)
+
+
+def unit(values: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """`values` as a float32 unit vector, as the store keeps them."""
+    array = np.asarray(values, dtype=np.float32)
+    return (array / np.linalg.norm(array)).astype(np.float32)
+
+
+def memory(content: str, **kwargs: Any) -> NewMemory:
+    """Make a new memory with a test source; keyword arguments override fields."""
+    kwargs.setdefault("source", SOURCE)
+    kwargs.setdefault("type", MemoryType.FACT)
+    return NewMemory(content=content, **kwargs)
+
+
+type StoreFactory = Callable[..., Awaitable[MemoryStore]]
+
+
+@pytest.fixture(autouse=True)
+def join_connection_threads() -> Iterator[None]:
+    """Wait for the worker threads of closed aiosqlite connections to end.
+
+    `aiosqlite.Connection.close()` returns before its thread has exited, and
+    the Home Assistant plugin's cleanup check fails on any thread still alive.
+    """
+    before = set(threading.enumerate())
+    yield
+    for thread in set(threading.enumerate()) - before:
+        if thread.name.endswith("(_connection_worker_thread)"):
+            thread.join(timeout=10)
+            assert not thread.is_alive(), "an aiosqlite connection was not closed"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """Give every store of a test the same fake clock."""
+    return FakeClock()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """Each vector backend in turn."""
+    choice: Backend = request.param
+    return choice
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Where the test's database lives."""
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+async def store_factory(db_path: Path, clock: FakeClock) -> AsyncIterator[StoreFactory]:
+    """Open stores (defaults: the test's path, numpy, the test model and clock).
+
+    Every store opened through it is closed at the end of the test, so a test
+    may close and reopen freely, or open one store per backend.
+    """
+    opened: list[MemoryStore] = []
+
+    async def factory(
+        path: Path | None = None,
+        *,
+        model: str | None = MODEL,
+        vector_backend: BackendChoice = "numpy",
+    ) -> MemoryStore:
+        store = MemoryStore(
+            path or db_path, model=model, vector_backend=vector_backend, clock=clock
+        )
+        opened.append(store)
+        await store.open()
+        return store
+
+    yield factory
+    for store in opened:
+        await store.close()
+
+
+@pytest.fixture
+def open_store(store_factory: StoreFactory, backend: Backend) -> StoreFactory:
+    """Like `store_factory`, with the test's backend as the default."""
+
+    async def factory(
+        path: Path | None = None,
+        *,
+        model: str | None = MODEL,
+        vector_backend: Backend | None = None,
+    ) -> MemoryStore:
+        return await store_factory(
+            path, model=model, vector_backend=vector_backend or backend
+        )
+
+    return factory
+
+
+@pytest.fixture
+async def store(open_store: StoreFactory, backend: Backend) -> MemoryStore:
+    """Open a store on an empty database; it is closed after the test."""
+    opened = await open_store()
+    assert opened.vector_backend == backend
+    return opened

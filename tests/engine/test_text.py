@@ -1,0 +1,211 @@
+"""Unit tests of text normalisation and FTS5 query building."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from custom_components.memory.engine.text import (
+    MAX_QUERY_TERMS,
+    PREFIX_MIN_CHARS,
+    STOP_WORDS,
+    content_key,
+    fold,
+    fts_match_expression,
+    fts_term,
+    is_prefix_term,
+    normalize_content,
+    normalize_tag,
+    query_terms,
+    stem,
+    term_coverage,
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Anna is allergic to nuts", "anna is allergic to nuts"),
+        ("  anna is allergic to NUTS. ", "anna is allergic to nuts"),
+        ("Anna\tis\n\nallergic   to nuts!?", "anna is allergic to nuts"),
+        ("Ｆｕｌｌｗｉｄｔｈ", "fullwidth"),
+        ("Straße", "strasse"),
+        ("Ends with dots...", "ends with dots"),
+        ("Keeps 3.5 inside", "keeps 3.5 inside"),
+    ],
+)
+def test_normalize_content(raw: str, expected: str) -> None:
+    """Case, width, spacing and closing punctuation do not change a memory."""
+    assert normalize_content(raw) == expected
+
+
+def test_content_key_equal_for_equivalent_text() -> None:
+    """Equivalent texts share a key; different texts do not."""
+    key = content_key("Anna is allergic to nuts")
+    assert key == content_key("  anna is allergic to NUTS. ")
+    assert key == content_key("ANNA  IS ALLERGIC TO NUTS!")
+    assert key != content_key("Anna is allergic to peanuts")
+    assert len(key) == 32
+    assert all(char in "0123456789abcdef" for char in key)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Kitchen", "kitchen"),
+        ("  living room ", "living_room"),
+        ("living   room", "living_room"),
+        ("v1.2-beta", "v1.2-beta"),
+        ("Küche", "küche"),
+        ("ＷＩＤＥ", "wide"),
+        ("", None),
+        ("   ", None),
+        ("a/b", None),
+        ("#hash", None),
+        ("semi;colon", None),
+        ("quote'", None),
+    ],
+)
+def test_normalize_tag(raw: str, expected: str | None) -> None:
+    """Tags are lower-cased words joined by `_`; others are refused."""
+    assert normalize_tag(raw) == expected
+
+
+def test_fold_matches_fts_diacritics_folding() -> None:
+    """Folding drops case and accents."""
+    assert fold("Café CRÈME") == "cafe creme"
+    assert fold("Ångström") == "angstrom"
+
+
+def test_query_terms_drop_stop_words_and_duplicates() -> None:
+    """Stop words go when other words remain; order kept, duplicates dropped."""
+    assert query_terms("What does Anna like to eat? Anna!") == ["anna", "like", "eat"]
+
+
+def test_query_terms_keep_stop_words_when_nothing_else() -> None:
+    """An all-stop-word question still searches its words."""
+    words = ["who", "is", "it"]
+    assert all(word in STOP_WORDS for word in words)
+    assert query_terms("Who is it?") == words
+    assert query_terms("NOT now") == ["not", "now"]
+
+
+def test_query_terms_punctuation_only() -> None:
+    """Punctuation has no words."""
+    assert query_terms('"*-:^(){}') == []
+    assert fts_match_expression('"*-:^(){}') is None
+    assert fts_match_expression("   ") is None
+
+
+def test_query_terms_bounded() -> None:
+    """A pasted page becomes at most MAX_QUERY_TERMS terms."""
+    terms = query_terms(" ".join(f"word{i}" for i in range(1000)))
+    assert len(terms) == MAX_QUERY_TERMS
+    assert terms[0] == "word0"
+
+
+@pytest.mark.parametrize("word", ["Straße", "σοφός", "ΣΟΦΌΣ", "ﬁsh", "Café"])
+def test_query_terms_match_what_fts_indexed(word: str) -> None:
+    """A word searched exactly as stored is found by FTS5.
+
+    FTS5's unicode61 lower-cases one character at a time; full case folding
+    ("ß" -> "ss", final sigma, ligatures) would make a query term that the
+    index never contains.
+    """
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(content, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    conn.execute("INSERT INTO f (content) VALUES (?)", (f"note about {word.lower()}",))
+    expression = fts_match_expression(word)
+    assert expression is not None
+    rows = conn.execute("SELECT content FROM f WHERE f MATCH ?", (expression,))
+    assert rows.fetchall() == [(f"note about {word.lower()}",)]
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [
+        ("painting", "paint"),
+        ("painted", "paint"),
+        ("paints", "paint"),
+        ("dances", "danc"),
+        ("glasses", "glass"),
+        ("class", "class"),
+        ("cars", "cars"),
+        ("bed", "bed"),
+        ("sing", "sing"),
+        ("paint", "paint"),
+    ],
+)
+def test_stem(term: str, expected: str) -> None:
+    """One ending goes, only when enough of the word remains; "ss" stays."""
+    assert stem(term) == expected
+
+
+def test_prefix_terms() -> None:
+    """Long terms match as prefixes, short ones exactly."""
+    assert not is_prefix_term("x" * (PREFIX_MIN_CHARS - 1))
+    assert is_prefix_term("x" * PREFIX_MIN_CHARS)
+    assert fts_term("car") == '"car"'
+    assert fts_term("painting") == '"paint"*'
+    assert fts_term("not") == '"not"'
+
+
+def test_fts_term_doubles_embedded_quotes() -> None:
+    """A quote inside a term is doubled, FTS5's escape inside a string."""
+    assert fts_term('say"hi') == '"say""hi"*'
+    assert fts_term('a"b') == '"a""b"'
+
+
+def test_fts_match_expression_quotes_every_word() -> None:
+    """Operators become quoted words; nothing is passed raw."""
+    assert fts_match_expression("car AND NEAR(map) -dog content:x* ^knot") == (
+        '"car" OR "near"* OR "map" OR "dog" OR "content"* OR "x" OR "knot"*'
+    )
+    assert fts_match_expression("NOT") == '"not"'
+
+
+def test_fts_match_expression_merges_inflections() -> None:
+    """Words with the same stem become one term."""
+    assert fts_match_expression("paint painting painted") == '"paint"*'
+
+
+def test_fts_match_expression_is_valid_fts5() -> None:
+    """Every expression built from hostile input parses in FTS5."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(content)")
+    conn.execute("INSERT INTO f (content) VALUES ('not now or never')")
+    for query in ['"', "NOT", "OR AND", "NEAR(", "a:b", "(x", "^y", "z*", "-", 'ab"cd']:
+        expression = fts_match_expression(query)
+        if expression is not None:
+            conn.execute("SELECT * FROM f WHERE f MATCH ?", (expression,)).fetchall()
+    rows = conn.execute(
+        "SELECT content FROM f WHERE f MATCH ?", (fts_match_expression("NOT"),)
+    ).fetchall()
+    assert rows == [("not now or never",)]
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("terms", "content", "expected"),
+    [
+        (["cafe"], "Meet at the café", 1.0),
+        (["café"], "Meet at the CAFE", 1.0),
+        (["cafe", "paris"], "Meet at the café", 0.5),
+        (["nuts"], "walnuts", 0.0),
+        (["painting"], "She paints", 1.0),
+        (["car"], "A career", 0.0),
+        (["car"], "A red car", 1.0),
+        (["straße"], "Die STRASSE", 1.0),
+        (["kitchen_light"], "tags: kitchen_light", 1.0),
+        ([], "anything", 0.0),
+        (["x"], "", 0.0),
+    ],
+)
+def test_term_coverage(terms: list[str], content: str, expected: float) -> None:
+    """Whole words count, accents and case do not."""
+    assert term_coverage(terms, content) == expected

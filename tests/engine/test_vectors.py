@@ -1,0 +1,212 @@
+"""Unit tests of the vector helpers and both index backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import sqlite3
+
+import aiosqlite
+import numpy as np
+import numpy.typing as npt
+import pytest
+import sqlite_vec
+
+from custom_components.memory.engine import InvalidVectorError
+from custom_components.memory.engine.vectors import (
+    BACKEND_NUMPY,
+    BACKEND_SQLITE_VEC,
+    NumpyIndex,
+    SqliteVecIndex,
+    as_unit_vector,
+    quantize,
+)
+
+from .conftest import unit, vector
+
+
+def _units(count: int, dim: int, seed: int = 0) -> npt.NDArray[np.float32]:
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((count, dim)).astype(np.float32)
+    units: npt.NDArray[np.float32] = (
+        matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    ).astype(np.float32)
+    return units
+
+
+def test_as_unit_vector_scales_to_length_one() -> None:
+    """Any finite non-zero vector becomes a float32 unit vector."""
+    result = as_unit_vector([3, 4])
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, [0.6, 0.8], rtol=1e-6)
+    nested = as_unit_vector(np.array([[1.0, 0.0], [0.0, 0.0]], dtype=np.float64))
+    assert nested.shape == (4,)
+    assert float(np.linalg.norm(nested)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [],
+        [0.0, 0.0, 0.0],
+        [1.0, float("nan")],
+        [float("inf"), 1.0],
+        [-float("inf")],
+    ],
+)
+def test_as_unit_vector_rejects(bad: list[float]) -> None:
+    """Empty, zero, NaN and infinite vectors raise InvalidVectorError."""
+    with pytest.raises(InvalidVectorError) as info:
+        as_unit_vector(bad)
+    assert info.value.key == "invalid_vector"
+
+
+def test_quantize_round_trip_error_small() -> None:
+    """int8 codes times their scale come back within half a step."""
+    vectors = _units(200, 64, seed=1)
+    codes, scales = quantize(vectors)
+    assert codes.dtype == np.int8
+    assert scales.dtype == np.float32
+    assert scales.shape == (200,)
+    # Every row uses the full code range: its peak maps to +-127.
+    assert np.all(np.abs(codes).max(axis=1) == 127)
+    restored = codes.astype(np.float32) * scales[:, None]
+    assert np.max(np.abs(restored - vectors)) <= scales.max() / 2 + 1e-7
+    cosines = np.sum(restored * vectors, axis=1) / np.linalg.norm(restored, axis=1)
+    assert float(cosines.min()) > 0.999
+
+
+def test_quantize_zero_row() -> None:
+    """A zero row quantises to zeros without dividing by zero."""
+    codes, scales = quantize(np.zeros((1, 4), dtype=np.float32))
+    assert codes.tolist() == [[0, 0, 0, 0]]
+    assert np.all(np.isfinite(scales))
+
+
+async def test_numpy_index_knn_orders_by_cosine() -> None:
+    """The index returns the best k ids, best first, with cosine scores."""
+    vectors = _units(300, 32, seed=2)
+    index = NumpyIndex(32)
+    assert index.backend == BACKEND_NUMPY
+    await index.add(list(range(1, 301)), vectors)
+    assert await index.count() == 300
+    query = unit(vector(7, 32))
+    exact = vectors @ query
+    expected = [int(i) + 1 for i in np.argsort(-exact)[:10]]
+    result = await index.knn(query, 10)
+    assert [item_id for item_id, _score in result] == expected
+    scores = [score for _id, score in result]
+    assert scores == sorted(scores, reverse=True)
+    np.testing.assert_allclose(scores, np.sort(exact)[::-1][:10], atol=0.02)
+    # Asking for more than it holds returns everything.
+    assert len(await index.knn(query, 1000)) == 300
+    assert await index.knn(query, 0) == []
+
+
+async def test_numpy_index_replace_and_remove() -> None:
+    """Adding an existing id replaces its vector; removing unknown ids is fine."""
+    index = NumpyIndex(4)
+    east, north = (
+        np.array([[1, 0, 0, 0]], np.float32),
+        np.array([[0, 1, 0, 0]], np.float32),
+    )
+    await index.add([1], east)
+    await index.add([2], north)
+    assert (await index.knn(east[0], 1))[0][0] == 1
+    await index.add([1], north)  # replace
+    assert await index.count() == 2
+    result = await index.knn(east[0], 2)
+    assert all(score == pytest.approx(0.0, abs=1e-6) for _id, score in result)
+    await index.remove([2, 99])
+    assert await index.count() == 1
+    assert [item_id for item_id, _ in await index.knn(north[0], 5)] == [1]
+    await index.remove([99])  # nothing to remove
+    await index.remove([])
+    await index.add([], np.zeros((0, 4), np.float32))
+    assert await index.count() == 1
+    await index.clear()
+    assert await index.count() == 0
+    assert await index.knn(north[0], 5) == []
+    await index.remove([1])  # empty index
+
+
+async def test_numpy_index_grows_and_keeps_rows() -> None:
+    """Past its capacity the index grows and keeps every earlier row."""
+    index = NumpyIndex(8, capacity=0)
+    start_bytes = index.nbytes
+    vectors = _units(2500, 8, seed=3)
+    for start in range(0, 2500, 500):
+        ids = list(range(start + 1, start + 501))
+        await index.add(ids, vectors[start : start + 500])
+    assert await index.count() == 2500
+    assert index.nbytes > start_bytes
+    for row in (0, 1023, 1024, 2499):
+        best_id, score = (await index.knn(vectors[row], 1))[0]
+        assert best_id == row + 1
+        assert score == pytest.approx(1.0, abs=0.01)
+    await index.close()
+    assert await index.count() == 0
+    assert index.nbytes == 0
+
+
+def test_numpy_index_presized() -> None:
+    """A bulk load of `capacity` rows is allocated once."""
+    assert NumpyIndex(4, capacity=5000).nbytes == 5000 * (8 + 4 + 4)
+
+
+async def test_sqlite_vec_index(tmp_path: Path) -> None:
+    """The vec0 backend adds, replaces, removes, ranks and clears."""
+    async with aiosqlite.connect(tmp_path / "vec.db") as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        index = SqliteVecIndex(conn, conn, "vec_test", 32)
+        assert index.backend == BACKEND_SQLITE_VEC
+        await index.create()
+        vectors = _units(100, 32, seed=4)
+        await index.add(list(range(1, 101)), vectors)
+        await index.add([], vectors[:0])
+        assert await index.count() == 100
+        query = unit(vector(9, 32))
+        expected = [int(i) + 1 for i in np.argsort(-(vectors @ query))[:5]]
+        result = await index.knn(query, 5)
+        assert [item_id for item_id, _ in result] == expected
+        np.testing.assert_allclose(
+            [score for _, score in result],
+            np.sort(vectors @ query)[::-1][:5],
+            atol=0.02,
+        )
+        assert await index.knn(query, 0) == []
+        await index.add([expected[0]], -vectors[expected[0] - 1 : expected[0]])
+        assert await index.count() == 100
+        assert (await index.knn(query, 1))[0][0] == expected[1]
+        await index.remove([expected[1], 12345])
+        assert await index.count() == 99
+        await index.clear()
+        assert await index.count() == 0
+        await index.close()
+
+
+def _in_transaction(conn: aiosqlite.Connection) -> bool:
+    return conn.in_transaction
+
+
+async def test_sqlite_vec_index_add_is_atomic(tmp_path: Path) -> None:
+    """A failing add rolls back its own transaction, removals included."""
+    async with aiosqlite.connect(tmp_path / "vec.db", isolation_level=None) as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        index = SqliteVecIndex(conn, conn, "vec_test", 8)
+        await index.create()
+        vectors = _units(3, 8, seed=5)
+        await index.add([1, 2, 3], vectors)
+        with pytest.raises(sqlite3.OperationalError):
+            # Codes of the wrong length: vec0 refuses the second row.
+            await index.add([1, 4], _units(2, 16, seed=6))
+        assert not _in_transaction(conn)
+        assert await index.count() == 3
+        assert (await index.knn(vectors[0], 1))[0][0] == 1
+        # Inside a caller's transaction the caller decides.
+        await conn.execute("BEGIN")
+        await index.add([4], _units(1, 8, seed=7))
+        assert _in_transaction(conn)
+        await conn.execute("ROLLBACK")
+        assert await index.count() == 3
