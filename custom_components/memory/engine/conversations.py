@@ -1,0 +1,499 @@
+"""The conversation log: every Assist message, kept for search and digestion.
+
+Its tables live in the memory database (created by a migration in
+`schema.py`); writes go through the store's single-writer transaction and
+reads through its reader connection, so the log never blocks a recall.
+
+A conversation row is one chat session. Home Assistant may reuse a
+conversation id once a session has ended, so the row id is the key and the
+conversation id is an attribute. Every message carries the scope of the
+person who was speaking (or the household), which is what searches filter
+on: one person's conversations never reach another person's results.
+Messages are never edited, only added and erased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+import sqlite3
+from typing import Any, Final
+
+import aiosqlite
+
+from .errors import InvalidInputError, InvalidLimitError
+from .fusion import keyword_scores
+from .models import HOUSEHOLD, MAX_SEARCH_LIMIT, from_timestamp, to_timestamp
+from .store import MemoryStore, validate_scope
+from .text import fts_match_expression, query_terms, term_coverage
+
+# Longer texts are cut (with a marker): a chat message is not a memory, and a
+# tool result (an entity dump, say) should not bloat the database.
+MAX_MESSAGE_CHARS: Final = 16_000
+TRUNCATED_MARK: Final = " […]"
+# Candidates the keyword search ranks before the minimum score and limit.
+KEYWORD_POOL: Final = 50
+# FTS5 column weights: content, data (tool calls and results).
+BM25_WEIGHTS: Final = (1.0, 0.3)
+_CHUNK: Final = 500
+
+_MESSAGE_COLUMNS: Final = (
+    "m.id, m.conversation, c.conversation_id, m.role, m.content, m.data, "
+    "m.tool_name, m.tool_call_id, m.scope, m.agent_id, m.user_id, m.device_id, "
+    "m.created_at"
+)
+_CONVERSATION_COLUMNS: Final = (
+    "c.id, c.conversation_id, c.scope, c.agent_id, c.user_id, c.device_id, "
+    "c.started_at, c.updated_at, c.ended_at, "
+    "(SELECT count(*) FROM conversation_messages m WHERE m.conversation = c.id) "
+    "AS messages"
+)
+
+
+class MessageRole(StrEnum):
+    """Who wrote a message. Tool calls are part of the assistant's message."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL_RESULT = "tool_result"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationInfo:
+    """What the caller knows about a conversation; saved with its messages."""
+
+    conversation_id: str
+    started_at: datetime
+    scope: str = HOUSEHOLD
+    agent_id: str | None = None
+    user_id: str | None = None
+    device_id: str | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewMessage:
+    """A message to append; `data` is JSON of tool calls or a tool result."""
+
+    role: MessageRole
+    content: str
+    created_at: datetime
+    scope: str = HOUSEHOLD
+    data: str = ""
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    device_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredConversation:
+    """A conversation as stored; `ended_at` is None while it may go on."""
+
+    id: int
+    conversation_id: str
+    scope: str
+    agent_id: str | None
+    user_id: str | None
+    device_id: str | None
+    started_at: datetime
+    updated_at: datetime
+    ended_at: datetime | None
+    messages: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredMessage:
+    """A message as stored."""
+
+    id: int
+    conversation: int
+    conversation_id: str
+    role: MessageRole
+    content: str
+    data: str
+    tool_name: str | None
+    tool_call_id: str | None
+    scope: str
+    agent_id: str | None
+    user_id: str | None
+    device_id: str | None
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        """Compact form for action responses."""
+        result: dict[str, Any] = {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "role": str(self.role),
+            "content": self.content,
+            "scope": self.scope,
+            "agent_id": self.agent_id,
+            "device_id": self.device_id,
+            "created_at": self.created_at.isoformat(),
+        }
+        if self.tool_name is not None:
+            result["tool_name"] = self.tool_name
+        if self.data:
+            result["data"] = self.data
+        return result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageQuery:
+    """A search of the log; empty text or `*` lists the newest messages.
+
+    Keyword only: messages have no vectors yet. Semantic search of the log
+    needs message embeddings, which the embedding queue does not make.
+    """
+
+    text: str = ""
+    scopes: tuple[str, ...] | None = None
+    since: datetime | None = None
+    limit: int = 10
+    min_score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageHit:
+    """One message found by a search, scored 0..1 like memory hits."""
+
+    message: StoredMessage
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the message with its score."""
+        return {**self.message.as_dict(), "score": round(self.score, 4)}
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return text[: MAX_MESSAGE_CHARS - len(TRUNCATED_MARK)] + TRUNCATED_MARK
+
+
+def _time(value: float | None) -> datetime:
+    moment = from_timestamp(value)
+    assert moment is not None  # noqa: S101 - NOT NULL columns
+    return moment
+
+
+def _row_to_message(row: sqlite3.Row) -> StoredMessage:
+    return StoredMessage(
+        id=row["id"],
+        conversation=row["conversation"],
+        conversation_id=row["conversation_id"],
+        role=MessageRole(row["role"]),
+        content=row["content"],
+        data=row["data"],
+        tool_name=row["tool_name"],
+        tool_call_id=row["tool_call_id"],
+        scope=row["scope"],
+        agent_id=row["agent_id"],
+        user_id=row["user_id"],
+        device_id=row["device_id"],
+        created_at=_time(row["created_at"]),
+    )
+
+
+def _row_to_conversation(row: sqlite3.Row) -> StoredConversation:
+    return StoredConversation(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        scope=row["scope"],
+        agent_id=row["agent_id"],
+        user_id=row["user_id"],
+        device_id=row["device_id"],
+        started_at=_time(row["started_at"]),
+        updated_at=_time(row["updated_at"]),
+        ended_at=from_timestamp(row["ended_at"]),
+        messages=int(row["messages"]),
+    )
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+class ConversationLog:
+    """Appends, finds and erases conversation messages in the memory database."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        """Use `store`'s connections; it must be open before any call."""
+        self._store = store
+
+    # -- writes -------------------------------------------------------------
+
+    async def save(
+        self, batch: Sequence[tuple[int | None, ConversationInfo, Sequence[NewMessage]]]
+    ) -> list[int]:
+        """Save conversations and append their messages, in one transaction.
+
+        Each entry is `(row id or None for a new conversation, info,
+        messages)`; returns the row ids in the same order. Everything is
+        validated before anything is written.
+        """
+        for _key, info, messages in batch:
+            validate_scope(info.scope)
+            if not info.conversation_id:
+                raise InvalidInputError("a conversation needs an id")
+            for message in messages:
+                validate_scope(message.scope)
+        keys: list[int] = []
+        async with self._store.transaction() as conn:
+            for key, info, messages in batch:
+                keys.append(await self._save_one(conn, key, info, messages))
+        return keys
+
+    async def _save_one(
+        self,
+        conn: aiosqlite.Connection,
+        key: int | None,
+        info: ConversationInfo,
+        messages: Sequence[NewMessage],
+    ) -> int:
+        started = to_timestamp(info.started_at)
+        times = [to_timestamp(message.created_at) for message in messages]
+        ended = to_timestamp(info.ended_at)
+        updated = max(value for value in (started, ended, *times) if value is not None)
+        meta = (info.scope, info.agent_id, info.user_id, info.device_id)
+        if key is None:
+            async with conn.execute(
+                "INSERT INTO conversations (conversation_id, scope, agent_id, "
+                "user_id, device_id, started_at, updated_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (info.conversation_id, *meta, started, updated, ended),
+            ) as cursor:
+                row = await cursor.fetchone()
+            assert row is not None  # noqa: S101 - RETURNING always yields
+            key = int(row[0])
+        else:
+            async with conn.execute(
+                "UPDATE conversations SET scope = ?, agent_id = ?, user_id = ?, "
+                "device_id = ?, updated_at = max(updated_at, ?), "
+                "ended_at = coalesce(?, ended_at) WHERE id = ? RETURNING id",
+                (*meta, updated, ended, key),
+            ) as cursor:
+                if await cursor.fetchone() is None:
+                    # Erased meanwhile (retention): start it anew if there is
+                    # anything new to keep; an empty row is not worth one.
+                    if not messages:
+                        return key
+                    return await self._save_one(conn, None, info, messages)
+        await conn.executemany(
+            "INSERT INTO conversation_messages (conversation, role, content, data, "
+            "tool_name, tool_call_id, scope, agent_id, user_id, device_id, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    key,
+                    str(message.role),
+                    _cut(message.content),
+                    _cut(message.data),
+                    message.tool_name,
+                    message.tool_call_id,
+                    message.scope,
+                    message.agent_id,
+                    message.user_id,
+                    message.device_id,
+                    created,
+                )
+                for message, created in zip(messages, times, strict=True)
+            ],
+        )
+        return key
+
+    async def close_open(self) -> int:
+        """End conversations left open (a restart drops live sessions).
+
+        They end when they were last updated; returns how many there were.
+        """
+        async with self._store.transaction() as conn:
+            cursor = await conn.execute(
+                "UPDATE conversations SET ended_at = updated_at WHERE ended_at IS NULL"
+            )
+            return cursor.rowcount
+
+    async def purge(self, ids: Sequence[int]) -> list[int]:
+        """Erase messages by id, leaving no copy of their text; returns the ids.
+
+        Unknown ids are ignored (a message may already be gone to retention).
+        """
+        unique = sorted(set(ids))
+        if not unique:
+            return []
+        erased: list[int] = []
+        async with self._store.transaction() as conn:
+            for start in range(0, len(unique), _CHUNK):
+                chunk = unique[start : start + _CHUNK]
+                async with conn.execute(
+                    "DELETE FROM conversation_messages "  # noqa: S608
+                    f"WHERE id IN ({_marks(len(chunk))}) RETURNING id",
+                    chunk,
+                ) as cursor:
+                    erased.extend(int(row[0]) for row in await cursor.fetchall())
+            if erased:
+                await self._optimize(conn)
+        if erased:
+            await self._truncate_wal()
+        return sorted(erased)
+
+    async def purge_before(self, cutoff: datetime) -> int:
+        """Erase messages older than `cutoff`, and conversations left empty.
+
+        Retention: returns how many messages went. A conversation that still
+        has newer messages stays.
+        """
+        before = to_timestamp(cutoff)
+        async with self._store.transaction() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM conversation_messages WHERE created_at < ?", (before,)
+            )
+            erased = cursor.rowcount
+            await conn.execute(
+                "DELETE FROM conversations WHERE updated_at < ? AND NOT EXISTS "
+                "(SELECT 1 FROM conversation_messages m "
+                "WHERE m.conversation = conversations.id)",
+                (before,),
+            )
+            if erased:
+                await self._optimize(conn)
+        if erased:
+            await self._truncate_wal()
+        return erased
+
+    @staticmethod
+    async def _optimize(conn: aiosqlite.Connection) -> None:
+        # Merging the index segments drops the erased rows' tokens for good.
+        await conn.execute(
+            "INSERT INTO conversation_messages_fts (conversation_messages_fts) "
+            "VALUES ('optimize')"
+        )
+
+    async def _truncate_wal(self) -> None:
+        # The write-ahead log still holds the erased pages: fold it into the
+        # file (secure_delete zeroes them there) and truncate it. The store's
+        # pause/resume does exactly that under its writer lock.
+        await self._store.pause_writes()
+        self._store.resume_writes()
+
+    # -- reads --------------------------------------------------------------
+
+    async def conversations(
+        self,
+        *,
+        scopes: tuple[str, ...] | None = None,
+        since: datetime | None = None,
+        ended: bool | None = None,
+        limit: int = 100,
+    ) -> list[StoredConversation]:
+        """Conversations updated since a time, newest first (for digestion)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if scopes is not None:
+            if not scopes:
+                return []
+            clauses.append(f"c.scope IN ({_marks(len(scopes))})")
+            params.extend(scopes)
+        if since is not None:
+            clauses.append("c.updated_at >= ?")
+            params.append(to_timestamp(since))
+        if ended is not None:
+            clauses.append("c.ended_at IS NOT NULL" if ended else "c.ended_at IS NULL")
+        where = " AND ".join(clauses) or "1"
+        async with self._store.reader.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c "  # noqa: S608
+            f"WHERE {where} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?",
+            [*params, limit],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [_row_to_conversation(row) for row in rows]
+
+    async def messages(self, conversation: int) -> list[StoredMessage]:
+        """Every message of one conversation (by row id), oldest first."""
+        async with self._store.reader.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            "WHERE m.conversation = ? ORDER BY m.id",
+            (conversation,),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [_row_to_message(row) for row in rows]
+
+    async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:
+        """Messages by id; missing ids are absent from the result."""
+        unique = sorted(set(ids))
+        found: dict[int, StoredMessage] = {}
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._store.reader.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+                "JOIN conversations c ON c.id = m.conversation "
+                f"WHERE m.id IN ({_marks(len(chunk))})",
+                chunk,
+            ) as cursor:
+                for row in await cursor.fetchall():
+                    found[row["id"]] = _row_to_message(row)
+        return found
+
+    async def search(self, query: MessageQuery) -> list[MessageHit]:
+        """Find messages by keywords, scored like memories (0..1, best first)."""
+        if not 1 <= query.limit <= MAX_SEARCH_LIMIT:
+            raise InvalidLimitError(
+                f"limit must be 1 to {MAX_SEARCH_LIMIT}",
+                limit=str(query.limit),
+                max=str(MAX_SEARCH_LIMIT),
+            )
+        if query.scopes is not None and not query.scopes:
+            return []
+        clauses: list[str] = []
+        params: list[Any] = []
+        if query.scopes is not None:
+            clauses.append(f"m.scope IN ({_marks(len(query.scopes))})")
+            params.extend(query.scopes)
+        if query.since is not None:
+            clauses.append("m.created_at >= ?")
+            params.append(to_timestamp(query.since))
+        where = " AND ".join(clauses) or "1"
+        text = query.text.strip()
+        expression = None if text in {"", "*"} else fts_match_expression(text)
+        reader = self._store.reader
+        if expression is None:
+            if text not in {"", "*"}:
+                return []  # only punctuation: nothing to search for
+            async with reader.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+                "JOIN conversations c ON c.id = m.conversation "
+                f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+                [*params, query.limit],
+            ) as cursor:
+                rows = await cursor.fetchall()
+            return [MessageHit(message=_row_to_message(row), score=1.0) for row in rows]
+        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
+        async with reader.execute(
+            "SELECT m.id, m.content, m.data, "  # noqa: S608
+            f"bm25(conversation_messages_fts, {weights}) AS rank "
+            "FROM conversation_messages_fts JOIN conversation_messages m "
+            "ON m.id = conversation_messages_fts.rowid "
+            f"WHERE conversation_messages_fts MATCH ? AND {where} "
+            "ORDER BY rank LIMIT ?",
+            [expression, *params, max(KEYWORD_POOL, query.limit)],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        terms = query_terms(text)
+        scored = keyword_scores(
+            [
+                (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
+                for row in rows
+            ]
+        )
+        ranked = [pair for pair in scored if pair[1] >= query.min_score][: query.limit]
+        found = await self.get_messages([item_id for item_id, _score in ranked])
+        return [
+            MessageHit(message=found[item_id], score=score)
+            for item_id, score in ranked
+            if item_id in found
+        ]

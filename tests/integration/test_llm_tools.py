@@ -1,0 +1,299 @@
+"""The memory tools that every LLM agent gets through the Assist API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import llm
+from homeassistant.setup import async_setup_component
+import probatio
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.memory.llm import TOOLS, async_get_tools
+
+from . import add, call
+from .assist import ANNA, BEN, Household, RecordingAgent, converse, speech
+
+
+def llm_context(
+    user_id: str | None = None, device_id: str | None = None
+) -> llm.LLMContext:
+    """Make the LLM context an agent passes for a turn."""
+    return llm.LLMContext(
+        platform="test",
+        context=Context(user_id=user_id),
+        language="en",
+        assistant="conversation",
+        device_id=device_id,
+    )
+
+
+async def assist_tools(
+    hass: HomeAssistant, context: llm.LLMContext
+) -> dict[str, llm.Tool]:
+    """Get the memory tools of the Assist API, by name."""
+    api = await llm.async_get_api(hass, llm.LLM_API_ASSIST, context)
+    return {tool.name: tool for tool in api.tools if tool.name.startswith("memory__")}
+
+
+async def run(
+    hass: HomeAssistant, tool: llm.Tool, context: llm.LLMContext, **args: Any
+) -> dict[str, Any]:
+    """Call a tool the way the chat log does, and return its result data."""
+    result = await tool.async_call(
+        hass, llm.ToolInput(tool_name=tool.name, tool_args=args), context
+    )
+    assert isinstance(result, llm.ToolResult)
+    assert not result.error
+    return dict(result.data)
+
+
+@pytest.fixture
+async def llm_loaded(hass: HomeAssistant, init_integration: MockConfigEntry) -> None:
+    """Set up Home Assistant's llm integration (it builds the Assist API)."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "llm", {})
+
+
+async def test_tools_are_offered_to_assist(
+    hass: HomeAssistant, init_integration: MockConfigEntry, llm_loaded: None
+) -> None:
+    """Assist gets the three tools, with honest annotations and small schemas."""
+    tools = await assist_tools(hass, llm_context())
+    assert list(tools) == ["memory__search", "memory__add", "memory__forget"]
+
+    search, add_tool, forget = tools.values()
+    assert search.annotations == llm.ToolAnnotations(
+        read_only=True, destructive=False, idempotent=True, open_world=False
+    )
+    assert add_tool.annotations == llm.ToolAnnotations(
+        read_only=False, destructive=False, idempotent=True, open_world=False
+    )
+    assert forget.annotations == llm.ToolAnnotations(
+        read_only=False, destructive=True, idempotent=True, open_world=False
+    )
+    for tool in tools.values():
+        assert tool.integration == "memory"
+        assert tool.description
+        schema = probatio.to_openapi(
+            tool.parameters, custom_serializer=llm.selector_serializer
+        )
+        assert schema["type"] == "object"
+        assert all("description" in field for field in schema["properties"].values()), (
+            tool.name
+        )
+    add_schema = probatio.to_openapi(
+        add_tool.parameters, custom_serializer=llm.selector_serializer
+    )
+    assert add_schema["required"] == ["content"]
+    assert add_schema["properties"]["type"]["enum"] == [
+        "fact",
+        "preference",
+        "instruction",
+        "event",
+        "other",
+    ]
+    assert add_schema["properties"]["scope"]["enum"] == ["personal", "household"]
+    forget_schema = probatio.to_openapi(
+        forget.parameters, custom_serializer=llm.selector_serializer
+    )
+    assert forget_schema["properties"]["ids"]["type"] == "array"
+
+    # Not for other APIs; and gone when Assist Memory is unloaded.
+    assert async_get_tools(hass, llm_context(), "memory") is None
+    assert await hass.config_entries.async_unload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    assert await assist_tools(hass, llm_context()) == {}
+    # A tool kept from before fails with a translated error.
+    with pytest.raises(HomeAssistantError) as err:
+        await run(hass, search, llm_context(), query="nuts")
+    assert err.value.translation_key == "not_loaded"
+
+
+async def test_round_trip(
+    hass: HomeAssistant, llm_loaded: None, household: Household
+) -> None:
+    """Add, search and forget, as Anna: compact results with ids."""
+    anna = llm_context(household.anna.id)
+    tools = await assist_tools(hass, anna)
+
+    added = await run(
+        hass, tools["memory__add"], anna, content="Anna likes her tea with honey"
+    )
+    assert added == {"id": added["id"], "saved": True, "scope": "personal"}
+    memory = await call(hass, "get", {"id": added["id"]})
+    assert memory["scope"] == ANNA
+    assert memory["type"] == "fact"
+    assert memory["source"]["origin"] == "tool"
+    assert memory["source"]["user_id"] == household.anna.id
+    assert memory["source"]["agent_id"] == "test"
+
+    again = await run(
+        hass, tools["memory__add"], anna, content="Anna likes her tea with honey."
+    )
+    assert again == {"id": added["id"], "saved": False, "scope": "personal"}
+
+    shared = await run(
+        hass,
+        tools["memory__add"],
+        anna,
+        content="The dentist appointment is on Friday",
+        type="event",
+        scope="household",
+        expires_in_days="14",
+    )
+    assert shared["scope"] == "household"
+    stored = await call(hass, "get", {"id": shared["id"]})
+    assert stored["scope"] == "household"
+    assert stored["type"] == "event"
+    assert stored["expires_at"] is not None
+
+    found = await run(hass, tools["memory__search"], anna, query="tea honey")
+    assert found == {
+        "memories": [
+            {
+                "id": added["id"],
+                "text": "Anna likes her tea with honey",
+                "personal": True,
+            }
+        ]
+    }
+    found = await run(hass, tools["memory__search"], anna, query="dentist", limit="3")
+    [hit] = found["memories"]
+    assert hit["id"] == shared["id"]
+    assert "personal" not in hit
+    assert hit["date"]  # events carry their date
+
+    forgotten = await run(
+        hass, tools["memory__forget"], anna, ids=[added["id"], added["id"]]
+    )
+    assert forgotten == {"forgotten": [added["id"]]}
+    assert (await call(hass, "get", {"id": added["id"]}))["status"] == "archived"
+    assert await run(hass, tools["memory__search"], anna, query="tea") == {
+        "memories": []
+    }
+    # Forgetting again changes nothing more.
+    assert await run(hass, tools["memory__forget"], anna, ids=added["id"]) == {
+        "forgotten": [added["id"]]
+    }
+
+
+async def test_one_person_never_sees_another(
+    hass: HomeAssistant, llm_loaded: None, household: Household
+) -> None:
+    """Tool results and actions stay within the speaker's reach, both ways."""
+    anna = llm_context(household.anna.id)
+    ben = llm_context(household.ben.id)  # an admin: still only his own
+    tools = await assist_tools(hass, anna)
+    annas = await add(hass, "Anna's party gift is hidden in the attic", person=ANNA)
+    bens = await add(hass, "Ben's party gift is a bike", person=BEN)
+    shared = await add(hass, "The party is on Saturday")
+
+    anna_ids = {
+        hit["id"]
+        for hit in (await run(hass, tools["memory__search"], anna, query="party gift"))[
+            "memories"
+        ]
+    }
+    ben_ids = {
+        hit["id"]
+        for hit in (await run(hass, tools["memory__search"], ben, query="party gift"))[
+            "memories"
+        ]
+    }
+    assert anna_ids == {annas, shared}
+    assert ben_ids == {bens, shared}
+
+    for context, other in ((anna, bens), (ben, annas)):
+        with pytest.raises(HomeAssistantError) as err:
+            await run(hass, tools["memory__forget"], context, ids=[other])
+        assert err.value.translation_key == "unknown_memory"
+        assert (await call(hass, "get", {"id": other}))["status"] == "active"
+
+    # A satellite with no user: household only, and personal becomes household.
+    satellite = llm_context(device_id="kitchen-satellite")
+    hits = (await run(hass, tools["memory__search"], satellite, query="party gift"))[
+        "memories"
+    ]
+    assert [hit["id"] for hit in hits] == [shared]
+    added = await run(hass, tools["memory__add"], satellite, content="Buy candles")
+    assert added["scope"] == "household"
+    stored = await call(hass, "get", {"id": added["id"]})
+    assert stored["source"]["device_id"] == "kitchen-satellite"
+
+
+async def test_invalid_arguments(
+    hass: HomeAssistant, llm_loaded: None, household: Household
+) -> None:
+    """Bad arguments fail with a translated error, and change nothing."""
+    anna = llm_context(household.anna.id)
+    tools = await assist_tools(hass, anna)
+    for name, args in (
+        ("memory__search", {}),
+        ("memory__search", {"query": "x", "limit": 99}),
+        ("memory__add", {"content": "x", "type": "profile"}),
+        ("memory__add", {"content": "x", "scope": "everyone"}),
+        ("memory__forget", {"ids": []}),
+        ("memory__forget", {"ids": ["twelve"]}),
+    ):
+        with pytest.raises(HomeAssistantError) as err:
+            await run(hass, tools[name], anna, **args)
+        assert err.value.translation_key == "tool_invalid_arguments", (name, args)
+
+    with pytest.raises(HomeAssistantError) as err:
+        await run(hass, tools["memory__add"], anna, content="   ")
+    assert err.value.translation_key == "store_failed"
+    with pytest.raises(HomeAssistantError) as err:
+        await run(hass, tools["memory__forget"], anna, ids=[404])
+    assert err.value.translation_key == "unknown_memory"
+    assert "404" in str(err.value)
+
+
+async def test_tool_calls_in_a_conversation(
+    hass: HomeAssistant, assist_agent: RecordingAgent, household: Household
+) -> None:
+    """An agent's tool calls run through the merged API, for the speaker."""
+    assist_agent.tool_calls = [
+        llm.ToolInput(
+            tool_name="assist__memory__add",
+            tool_args={"content": "Anna parks in the left spot"},
+            id="call-add",
+        )
+    ]
+    assist_agent.reply = "I'll remember that."
+    result = await converse(
+        hass, "Remember that I park in the left spot", context=household.context("anna")
+    )
+    assert speech(result) == "I'll remember that."
+    found = await call(hass, "search", {"query": "park left spot"})
+    [memory] = found["memories"]
+    assert memory["scope"] == ANNA
+    stored = await call(hass, "get", {"id": memory["id"]})
+    assert stored["source"]["agent_id"] == "conversation.test_agent"
+    assert stored["source"]["conversation_id"] == result.conversation_id
+
+    # A failing tool gives the agent an error result, and the turn goes on.
+    assist_agent.tool_calls = [
+        llm.ToolInput(
+            tool_name="assist__memory__forget", tool_args={"ids": [999]}, id="bad"
+        )
+    ]
+    result = await converse(
+        hass,
+        "Forget memory 999",
+        context=household.context("anna"),
+        conversation_id=result.conversation_id,
+    )
+    assert speech(result) == "I'll remember that."
+
+
+def test_tools_are_shared_instances() -> None:
+    """The tools hold no state: one instance each serves every turn."""
+    assert [tool.name for tool in TOOLS] == [
+        "memory__search",
+        "memory__add",
+        "memory__forget",
+    ]
