@@ -11,11 +11,13 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.event import async_track_time_interval
+from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 from homeassistant.requirements import RequirementsNotFound, async_process_requirements
+from homeassistant.util import dt as dt_util
 
+from .capture import ConversationCapture
 from .const import (
-    CONF_MODEL,
     DATABASE_FILE,
     DATABASE_FOLDER,
     DOMAIN,
@@ -24,16 +26,20 @@ from .const import (
     SQLITE_VEC_REQUIREMENT,
 )
 from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
+from .embedding import async_setup_embedding, store_model
 from .engine import (
+    ConversationLog,
     DatabaseCorruptError,
     DatabaseTooNewError,
     DatabaseUnavailableError,
     MemoryStore,
     StoreError,
 )
+from .recall import memory_api
 from .services import async_setup_services
+from .usage import UsageTracker, async_remove_usage
 
-PLATFORMS: list[Platform] = [Platform.SENSOR]
+PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.SENSOR]
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 
@@ -67,11 +73,17 @@ async def async_vector_backend_available(hass: HomeAssistant) -> bool:
 
 async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
     """Open the database, then start the sensors."""
-    model: str | None = entry.data.get(CONF_MODEL)
+    model = store_model(entry.data)
     backend: Literal["auto", "numpy"] = "numpy"
     if model is not None and await async_vector_backend_available(hass):
         backend = "auto"
-    store = MemoryStore(database_path(hass), model=model, vector_backend=backend)
+    store = MemoryStore(
+        database_path(hass),
+        model=model,
+        vector_backend=backend,
+        # Home Assistant's clock, which also dates `expires_in` in the actions.
+        clock=lambda: dt_util.utcnow().timestamp(),
+    )
     try:
         await store.open()
     except (DatabaseCorruptError, DatabaseTooNewError) as err:
@@ -86,12 +98,39 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
             translation_key="database_unavailable",
             translation_placeholders={"path": str(store.path), "error": str(err)},
         ) from err
-    entry.async_on_unload(store.close)
-
     coordinator = MemoryStatsCoordinator(hass, entry, store)
+
+    async def _close() -> None:
+        # A statistics refresh still in flight must finish before its
+        # connection closes under it.
+        await coordinator.async_shutdown()
+        await store.close()
+
+    entry.async_on_unload(_close)
     await coordinator.async_config_entry_first_refresh()
     entry.async_on_unload(store.add_listener(coordinator.async_store_changed))
-    entry.runtime_data = MemoryData(store=store, coordinator=coordinator)
+    # Queues memories without vectors; its worker starts once platforms are up.
+    embedding = await async_setup_embedding(hass, entry, store)
+    if embedding is not None:
+        entry.async_on_unload(embedding.async_stop)
+    # Assist: recall and capture counters, and the conversation log.
+    usage = UsageTracker(hass)
+    await usage.async_load()
+    entry.async_on_unload(usage.async_start())
+    conversations = ConversationLog(store)
+    capture = ConversationCapture(hass, entry, conversations, usage)
+    entry.runtime_data = MemoryData(
+        store=store,
+        coordinator=coordinator,
+        conversations=conversations,
+        capture=capture,
+        usage=usage,
+        embedding=embedding,
+    )
+    entry.async_on_unload(capture.async_unsubscribe)
+    await capture.async_start()
+    # Recall for agents that select "Memory"; the tools come through llm.py.
+    entry.async_on_unload(async_register_api(hass, memory_api(hass, entry)))
 
     async def _expire(_now: object) -> None:
         await store.expire_due()
@@ -103,11 +142,19 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         )
     )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    if embedding is not None:
+        embedding.start_worker()
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
     """Stop the sensors; the store closes through `async_on_unload`."""
+    if (embedding := entry.runtime_data.embedding) is not None:
+        # Before the store closes: the worker may be mid-transaction.
+        await embedding.async_stop()
+    # Before the store closes: write what capture holds, and the counters.
+    await entry.runtime_data.capture.async_stop()
+    await entry.runtime_data.usage.async_save()
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
 
 
@@ -120,3 +167,4 @@ async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> N
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     await hass.async_add_executor_job(_remove)
+    await async_remove_usage(hass)

@@ -1,50 +1,495 @@
-"""Set-up and options flows.
+"""Set-up, reconfigure, reauth and options flows.
 
-Keyword search needs nothing outside Home Assistant, so set-up is one
-confirmation; embedding providers add their own steps.
+Set-up offers the embedding providers in a menu: the built-in model
+(downloaded with progress), a server (URL and key, then a model from the list
+the server gives, checked with a real embedding), or keyword search in one
+click, which needs nothing outside Home Assistant.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
-from homeassistant.config_entries import ConfigFlow, ConfigFlowResult, OptionsFlow
-from homeassistant.core import callback
+from homeassistant.config_entries import (
+    SOURCE_RECONFIGURE,
+    ConfigEntryState,
+    ConfigFlow,
+    ConfigFlowResult,
+    OptionsFlow,
+)
+from homeassistant.const import CONF_API_KEY, CONF_URL
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
+    DeviceSelector,
+    DeviceSelectorConfig,
+    EntityFilterSelectorConfig,
+    EntitySelector,
+    EntitySelectorConfig,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
 )
+from homeassistant.requirements import RequirementsNotFound
 import probatio
 
 from .const import (
+    CONF_CONVERSATION_RETENTION_DAYS,
+    CONF_DIMENSIONS,
     CONF_MIN_SCORE,
+    CONF_MODEL,
     CONF_PROVIDER,
+    CONF_RECALL_BUDGET,
+    CONF_RECALL_MIN_SCORE,
+    CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
+    DEFAULT_CONVERSATION_RETENTION_DAYS,
     DEFAULT_MIN_SCORE,
+    DEFAULT_RECALL_BUDGET,
+    DEFAULT_RECALL_MIN_SCORE,
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
+    LOGGER,
+    MAX_CONVERSATION_RETENTION_DAYS,
+    MAX_RECALL_BUDGET,
+    PROVIDER_GEMINI,
     PROVIDER_KEYWORD,
+    PROVIDER_LOCAL,
+    PROVIDER_OLLAMA,
+    PROVIDER_OPENAI,
 )
 from .coordinator import MemoryConfigEntry
+from .embedding import (
+    async_build_provider,
+    async_download_local_model,
+    async_local_requirements,
+    store_model,
+)
 from .engine import MAX_SEARCH_LIMIT
+from .engine.embedding_queue import count_missing
+from .engine.model_files import DEFAULT_MODEL, MODEL_SPECS, ModelFilesError, ModelSpec
+from .engine.providers import (
+    HTTP_PROVIDERS,
+    OPENAI_DEFAULT_URL,
+    CannotConnectError,
+    InvalidAuthError,
+    ModelInfo,
+    ProviderError,
+    ProviderTimeoutError,
+    ServerError,
+    looks_like_embedding_model,
+    probe_dimension,
+)
+
+# The built-in model first (recommended), keyword search last (one click).
+PROVIDER_MENU = [
+    PROVIDER_LOCAL,
+    PROVIDER_OLLAMA,
+    PROVIDER_OPENAI,
+    PROVIDER_GEMINI,
+    PROVIDER_KEYWORD,
+]
+# Errors a form shows, each with a translated message; others read as these.
+FLOW_ERRORS = {
+    "cannot_connect",
+    "invalid_auth",
+    "model_not_found",
+    "not_an_embedding_model",
+    "timeout",
+    "invalid_response",
+}
+LOADED = ConfigEntryState.LOADED
+# Resident memory of the loaded built-in model (bench: about 60 MB of weights
+# and activations, 30 MB for the tokenizer library).
+LOCAL_MEMORY_MB = 100
+
+
+def _flow_error(err: ProviderError) -> str:
+    return err.key if err.key in FLOW_ERRORS else "cannot_connect"
+
+
+def _local_costs(spec: ModelSpec) -> dict[str, str]:
+    return {
+        "model": spec.key,
+        "size": str(round(spec.total_size / 1_000_000)),
+        "memory": str(LOCAL_MEMORY_MB),
+    }
+
+
+def _known_urls(hass: HomeAssistant) -> list[str]:
+    """Ollama servers Home Assistant's Ollama integration already uses."""
+    return list(
+        dict.fromkeys(
+            str(entry.data[CONF_URL]).rstrip("/")
+            for entry in hass.config_entries.async_entries("ollama")
+            if entry.data.get(CONF_URL)
+        )
+    )
 
 
 class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
-    """One entry (the manifest says single_config_entry)."""
+    """One entry (the manifest says single_config_entry); the provider is chosen here."""
 
     VERSION = 1
     MINOR_VERSION = 1
 
+    def __init__(self) -> None:
+        """Nothing chosen yet."""
+        self._data: dict[str, Any] = {}
+        self._models: list[ModelInfo] = []
+        self._download: asyncio.Task[None] | None = None
+
+    # -- choosing a provider ------------------------------------------------
+
     async def async_step_user(
+        self,
+        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Offer the providers: the built-in model first, keyword search last."""
+        return self._provider_menu("user")
+
+    async def async_step_reconfigure(
+        self,
+        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Change provider or model; memories are re-embedded in the background."""
+        return self._provider_menu("reconfigure")
+
+    def _provider_menu(self, step_id: str) -> ConfigFlowResult:
+        spec = MODEL_SPECS[DEFAULT_MODEL]
+        return self.async_show_menu(
+            step_id=step_id,
+            menu_options=PROVIDER_MENU,
+            description_placeholders=_local_costs(spec),
+        )
+
+    async def async_step_keyword(
+        self,
+        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Create a keyword-only entry: nothing to ask."""
+        return await self._async_finish({CONF_PROVIDER: PROVIDER_KEYWORD})
+
+    async def async_step_ollama(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Confirm keyword-only memory, which works without any other service."""
+        """Ask where the Ollama server is."""
+        return await self._async_step_server(PROVIDER_OLLAMA, user_input)
+
+    async def async_step_openai(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask where an OpenAI-compatible server is (OpenAI, llama.cpp, LocalAI, vLLM, LM Studio)."""
+        return await self._async_step_server(PROVIDER_OPENAI, user_input)
+
+    async def async_step_gemini(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask for Google Gemini's API key."""
+        return await self._async_step_server(PROVIDER_GEMINI, user_input)
+
+    async def _async_step_server(
+        self, provider: str, user_input: dict[str, Any] | None
+    ) -> ConfigFlowResult:
+        """Ask for URL and key; check them by listing the server's models."""
+        errors: dict[str, str] = {}
         if user_input is not None:
-            return self.async_create_entry(
-                title="Assist Memory", data={CONF_PROVIDER: PROVIDER_KEYWORD}
+            data = self._server_data(provider, user_input)
+            client = await async_build_provider(
+                self.hass, {**data, CONF_MODEL: HTTP_PROVIDERS[provider].default_model}
             )
-        return self.async_show_form(step_id="user")
+            assert client is not None  # noqa: S101 - an HTTP provider
+            try:
+                self._models = await client.list_models()
+            except (
+                CannotConnectError,
+                InvalidAuthError,
+                ProviderTimeoutError,
+                ServerError,
+            ) as err:
+                errors["base"] = _flow_error(err)
+            except ProviderError:
+                self._models = []  # it does not list models: type the name
+            if not errors:
+                self._data = data
+                return await self.async_step_model()
+        return self.async_show_form(
+            step_id=provider,
+            data_schema=self.add_suggested_values_to_schema(
+                self._server_schema(provider), user_input or self._current(provider)
+            ),
+            errors=errors,
+        )
+
+    def _server_schema(self, provider: str) -> probatio.Schema:
+        url_field: Any = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
+        known = _known_urls(self.hass) if provider == PROVIDER_OLLAMA else []
+        if known:
+            url_field = SelectSelector(
+                SelectSelectorConfig(
+                    options=known, custom_value=True, mode=SelectSelectorMode.DROPDOWN
+                )
+            )
+        return probatio.Schema(
+            {
+                probatio.Required(
+                    CONF_URL,
+                    default=(known or [HTTP_PROVIDERS[provider].default_url])[0],
+                ): url_field,
+                probatio.Optional(CONF_API_KEY): TextSelector(
+                    TextSelectorConfig(type=TextSelectorType.PASSWORD)
+                ),
+            }
+        )
+
+    def _current(self, provider: str) -> dict[str, Any]:
+        """Suggest the entry's URL when reconfiguring the same provider (never its key)."""
+        if self.source != SOURCE_RECONFIGURE:
+            return {}
+        data = self._get_reconfigure_entry().data
+        if data.get(CONF_PROVIDER) != provider or CONF_URL not in data:
+            return {}
+        return {CONF_URL: data[CONF_URL]}
+
+    def _server_data(self, provider: str, user_input: dict[str, Any]) -> dict[str, Any]:
+        """Collect provider, URL and key; an empty key reuses one Home Assistant knows."""
+        kind = HTTP_PROVIDERS[provider]
+        client = kind.factory(
+            async_get_clientsession(self.hass),
+            model=kind.default_model,
+            url=user_input.get(CONF_URL) or kind.default_url,
+        )
+        data: dict[str, Any] = {CONF_PROVIDER: provider, CONF_URL: client.url}
+        key = str(user_input.get(CONF_API_KEY) or "").strip() or self._known_key(
+            provider, client.url
+        )
+        if key:
+            data[CONF_API_KEY] = key
+        return data
+
+    def _known_key(self, provider: str, url: str) -> str | None:
+        """Find a key the entry, or an Ollama / OpenAI / Gemini entry, already has."""
+        candidates: list[Mapping[str, Any]] = []
+        if self.source == SOURCE_RECONFIGURE:
+            candidates.append(self._get_reconfigure_entry().data)
+        if provider == PROVIDER_OLLAMA:
+            candidates.extend(
+                e.data for e in self.hass.config_entries.async_entries("ollama")
+            )
+        elif provider == PROVIDER_OPENAI and url == OPENAI_DEFAULT_URL:
+            candidates.extend(
+                {CONF_PROVIDER: provider, CONF_URL: url, **e.data}
+                for e in self.hass.config_entries.async_entries("openai_conversation")
+            )
+        elif provider == PROVIDER_GEMINI:
+            candidates.extend(
+                {CONF_PROVIDER: provider, CONF_URL: url, **e.data}
+                for e in self.hass.config_entries.async_entries(
+                    "google_generative_ai_conversation"
+                )
+            )
+        for data in candidates:
+            same_url = str(data.get(CONF_URL, "")).rstrip("/") == url
+            if data.get(CONF_PROVIDER, provider) == provider and same_url:
+                if key := data.get(CONF_API_KEY):
+                    return str(key)
+        return None
+
+    async def async_step_model(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Pick a model the server lists (or type one); check it with a real embedding."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            data = {**self._data, CONF_MODEL: str(user_input[CONF_MODEL]).strip()}
+            client = await async_build_provider(self.hass, data)
+            assert client is not None  # noqa: S101 - an HTTP provider
+            try:
+                dimensions = await probe_dimension(client, self._models)
+            except ProviderError as err:
+                errors["base"] = _flow_error(err)
+            else:
+                return await self._async_finish({**data, CONF_DIMENSIONS: dimensions})
+        provider = self._data[CONF_PROVIDER]
+        names = [info.name for info in self._models]
+        suggested = self._current_model(provider) or next(
+            (name for name in names if looks_like_embedding_model(name)),
+            HTTP_PROVIDERS[provider].default_model,
+        )
+        field: Any = TextSelector()
+        if names:
+            field = SelectSelector(
+                SelectSelectorConfig(
+                    options=names, custom_value=True, mode=SelectSelectorMode.DROPDOWN
+                )
+            )
+        schema = probatio.Schema({probatio.Required(CONF_MODEL): field})
+        return self.async_show_form(
+            step_id="model",
+            data_schema=self.add_suggested_values_to_schema(
+                schema, user_input or {CONF_MODEL: suggested}
+            ),
+            errors=errors,
+            description_placeholders={"url": self._data[CONF_URL]},
+        )
+
+    def _current_model(self, provider: str) -> str | None:
+        if self.source != SOURCE_RECONFIGURE:
+            return None
+        data = self._get_reconfigure_entry().data
+        return data.get(CONF_MODEL) if data.get(CONF_PROVIDER) == provider else None
+
+    # -- the built-in model --------------------------------------------------
+
+    async def async_step_local(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Say what the built-in model costs before downloading it."""
+        if user_input is not None:
+            try:
+                await async_local_requirements(self.hass)
+            except RequirementsNotFound:
+                return self.async_abort(reason="local_unavailable")
+            return await self.async_step_local_download()
+        return self.async_show_form(
+            step_id="local",
+            description_placeholders=_local_costs(MODEL_SPECS[DEFAULT_MODEL]),
+        )
+
+    async def async_step_local_download(
+        self,
+        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Download the weights with progress (a broken download resumes)."""
+        spec = MODEL_SPECS[DEFAULT_MODEL]
+        if self._download is None:
+            self._download = self.hass.async_create_task(
+                self._async_download(spec), "memory model download"
+            )
+        if not self._download.done():
+            return self.async_show_progress(
+                step_id="local_download",
+                progress_action="download",
+                progress_task=self._download,
+                description_placeholders=_local_costs(spec),
+            )
+        download, self._download = self._download, None
+        try:
+            download.result()
+        except (ModelFilesError, OSError) as err:
+            LOGGER.warning("Downloading the built-in model failed: %s", err)
+            return self.async_show_progress_done(next_step_id="local_failed")
+        return self.async_show_progress_done(next_step_id="local_finish")
+
+    async def _async_download(self, spec: ModelSpec) -> None:
+        await async_download_local_model(
+            self.hass,
+            spec,
+            lambda progress: self.async_update_progress(progress.fraction),
+        )
+
+    async def async_step_local_failed(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Offer to try again after a failed download (what arrived is kept)."""
+        if user_input is not None:
+            return await self.async_step_local_download()
+        return self.async_show_form(
+            step_id="local_failed", errors={"base": "download_failed"}
+        )
+
+    async def async_step_local_finish(
+        self,
+        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Use the downloaded model; its files matched their pinned checksums."""
+        spec = MODEL_SPECS[DEFAULT_MODEL]
+        return await self._async_finish(
+            {
+                CONF_PROVIDER: PROVIDER_LOCAL,
+                CONF_MODEL: spec.key,
+                CONF_DIMENSIONS: spec.dims,
+            }
+        )
+
+    # -- finishing -------------------------------------------------------------
+
+    async def _async_finish(self, data: dict[str, Any]) -> ConfigFlowResult:
+        if self.source == SOURCE_RECONFIGURE:
+            self._data = data
+            return await self.async_step_reconfigure_confirm()
+        return self.async_create_entry(title="Assist Memory", data=data)
+
+    async def async_step_reconfigure_confirm(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Say how many memories will be re-embedded, then rebuild after a reload."""
+        entry = self._get_reconfigure_entry()
+        model = store_model(self._data)
+        if user_input is not None or model is None or entry.state is not LOADED:
+            return self.async_update_reload_and_abort(entry, data=self._data)
+        count = await count_missing(entry.runtime_data.store, model)
+        return self.async_show_form(
+            step_id="reconfigure_confirm",
+            description_placeholders={
+                "count": str(count),
+                "model": f"{self._data[CONF_PROVIDER]} {self._data[CONF_MODEL]}",
+            },
+        )
+
+    # -- reauthentication -------------------------------------------------------
+
+    async def async_step_reauth(
+        self,
+        entry_data: Mapping[str, Any],  # noqa: ARG002 - fixed signature
+    ) -> ConfigFlowResult:
+        """Start when the provider refuses the API key."""
+        return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_confirm(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask for a new key and check it with a real embedding."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            data = dict(entry.data)
+            data.pop(CONF_API_KEY, None)
+            if key := str(user_input.get(CONF_API_KEY) or "").strip():
+                data[CONF_API_KEY] = key
+            client = await async_build_provider(self.hass, data)
+            assert client is not None  # noqa: S101 - only providers reauthenticate
+            try:
+                await probe_dimension(client)
+            except ProviderError as err:
+                errors["base"] = _flow_error(err)
+            else:
+                return self.async_update_reload_and_abort(entry, data=data)
+        return self.async_show_form(
+            step_id="reauth_confirm",
+            data_schema=probatio.Schema(
+                {
+                    probatio.Optional(CONF_API_KEY): TextSelector(
+                        TextSelectorConfig(type=TextSelectorType.PASSWORD)
+                    )
+                }
+            ),
+            errors=errors,
+            description_placeholders={
+                "provider": entry.data[CONF_PROVIDER],
+                "url": entry.data.get(CONF_URL, ""),
+            },
+        )
 
     @staticmethod
     @callback
@@ -55,39 +500,154 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         return MemoryOptionsFlow()
 
 
+# Options flow, satellites step: a device, a person, mappings to remove.
+CONF_SATELLITE = "satellite"
+CONF_PERSON = "person"
+CONF_REMOVE = "remove"
+SATELLITE_DOMAIN = "assist_satellite"
+
+
 class MemoryOptionsFlow(OptionsFlow):
-    """Defaults that `memory.search` uses when a call does not say."""
+    """Search defaults, Assist recall, conversation keeping, satellites."""
+
+    def __init__(self) -> None:
+        """Options collected over the steps."""
+        self._options: dict[str, Any] = {}
 
     async def async_step_init(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Ask for the result limit and minimum score."""
-        if user_input is not None:
-            return self.async_create_entry(
-                data={
-                    CONF_SEARCH_LIMIT: int(user_input[CONF_SEARCH_LIMIT]),
-                    CONF_MIN_SCORE: float(user_input[CONF_MIN_SCORE]),
-                }
-            )
+        """Ask for search defaults, the recall budget and floor, and retention."""
         options = self.config_entry.options
+        if user_input is not None:
+            self._options = {
+                **options,
+                CONF_SEARCH_LIMIT: int(user_input[CONF_SEARCH_LIMIT]),
+                CONF_MIN_SCORE: float(user_input[CONF_MIN_SCORE]),
+                CONF_RECALL_BUDGET: int(user_input[CONF_RECALL_BUDGET]),
+                CONF_RECALL_MIN_SCORE: float(user_input[CONF_RECALL_MIN_SCORE]),
+                CONF_CONVERSATION_RETENTION_DAYS: int(
+                    user_input[CONF_CONVERSATION_RETENTION_DAYS]
+                ),
+            }
+            if self._satellites() or options.get(CONF_SATELLITE_PERSONS):
+                return await self.async_step_satellites()
+            return self.async_create_entry(data=self._options)
+
+        def number(key: str, default: float, config: NumberSelectorConfig) -> Any:
+            return {
+                probatio.Required(key, default=options.get(key, default)): (
+                    NumberSelector(config)
+                )
+            }
+
+        box = NumberSelectorMode.BOX
+        slider = NumberSelectorMode.SLIDER
         schema = probatio.Schema(
             {
-                probatio.Required(
+                **number(
                     CONF_SEARCH_LIMIT,
-                    default=options.get(CONF_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT),
-                ): NumberSelector(
-                    NumberSelectorConfig(
-                        min=1, max=MAX_SEARCH_LIMIT, step=1, mode=NumberSelectorMode.BOX
-                    )
+                    DEFAULT_SEARCH_LIMIT,
+                    NumberSelectorConfig(min=1, max=MAX_SEARCH_LIMIT, step=1, mode=box),
                 ),
-                probatio.Required(
+                **number(
                     CONF_MIN_SCORE,
-                    default=options.get(CONF_MIN_SCORE, DEFAULT_MIN_SCORE),
-                ): NumberSelector(
+                    DEFAULT_MIN_SCORE,
+                    NumberSelectorConfig(min=0, max=1, step=0.05, mode=slider),
+                ),
+                **number(
+                    CONF_RECALL_BUDGET,
+                    DEFAULT_RECALL_BUDGET,
                     NumberSelectorConfig(
-                        min=0, max=1, step=0.05, mode=NumberSelectorMode.SLIDER
-                    )
+                        min=0, max=MAX_RECALL_BUDGET, step=10, mode=box
+                    ),
+                ),
+                **number(
+                    CONF_RECALL_MIN_SCORE,
+                    DEFAULT_RECALL_MIN_SCORE,
+                    NumberSelectorConfig(min=0, max=1, step=0.05, mode=slider),
+                ),
+                **number(
+                    CONF_CONVERSATION_RETENTION_DAYS,
+                    DEFAULT_CONVERSATION_RETENTION_DAYS,
+                    NumberSelectorConfig(
+                        min=0,
+                        max=MAX_CONVERSATION_RETENTION_DAYS,
+                        step=1,
+                        mode=box,
+                        unit_of_measurement="d",
+                    ),
                 ),
             }
         )
         return self.async_show_form(step_id="init", data_schema=schema)
+
+    async def async_step_satellites(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Map a voice satellite to a person, or drop mappings."""
+        mapping: dict[str, str] = dict(self._options.get(CONF_SATELLITE_PERSONS, {}))
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            satellite = user_input.get(CONF_SATELLITE)
+            person = user_input.get(CONF_PERSON)
+            if bool(satellite) != bool(person):
+                errors["base"] = "satellite_needs_person"
+            else:
+                for device_id in user_input.get(CONF_REMOVE, []):
+                    mapping.pop(device_id, None)
+                if satellite and person:
+                    mapping[satellite] = person
+                return self.async_create_entry(
+                    data={**self._options, CONF_SATELLITE_PERSONS: mapping}
+                )
+        schema: dict[probatio.Marker, Any] = {
+            probatio.Optional(CONF_SATELLITE): DeviceSelector(
+                DeviceSelectorConfig(
+                    entity=[EntityFilterSelectorConfig(domain=SATELLITE_DOMAIN)]
+                )
+            ),
+            probatio.Optional(CONF_PERSON): EntitySelector(
+                EntitySelectorConfig(domain="person")
+            ),
+        }
+        labels = {
+            device_id: f"{self._device_name(device_id)} → {self._person_name(person)}"
+            for device_id, person in mapping.items()
+        }
+        if mapping:
+            schema[probatio.Optional(CONF_REMOVE)] = SelectSelector(
+                SelectSelectorConfig(
+                    options=[
+                        SelectOptionDict(value=device_id, label=label)
+                        for device_id, label in labels.items()
+                    ],
+                    multiple=True,
+                )
+            )
+        return self.async_show_form(
+            step_id="satellites",
+            data_schema=probatio.Schema(schema),
+            errors=errors,
+            description_placeholders={
+                "mappings": "\n".join(f"- {label}" for label in labels.values()) or "-"
+            },
+        )
+
+    def _satellites(self) -> set[str]:
+        """Devices that have a voice satellite entity."""
+        return {
+            entity.device_id
+            for entity in er.async_get(self.hass).entities.values()
+            if entity.domain == SATELLITE_DOMAIN and entity.device_id is not None
+        }
+
+    def _device_name(self, device_id: str) -> str:
+        device = dr.async_get(self.hass).async_get(device_id)
+        if device is None:
+            return device_id
+        return device.name_by_user or device.name or device_id
+
+    def _person_name(self, person: str) -> str:
+        state = self.hass.states.get(person)
+        return state.name if state is not None else person

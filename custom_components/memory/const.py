@@ -25,3 +25,32 @@ SQLITE_VEC_REQUIREMENT: Final = "sqlite-vec==0.1.9"
 
 # Archive memories whose expiry time has passed this often (seconds).
 EXPIRE_INTERVAL_SECONDS: Final = 15 * 60
+
+# Embedding providers (entry data: provider, url, api_key, model, dimensions).
+PROVIDER_LOCAL: Final = "local"
+PROVIDER_OLLAMA: Final = "ollama"
+PROVIDER_OPENAI: Final = "openai"
+PROVIDER_GEMINI: Final = "gemini"
+CONF_DIMENSIONS: Final = "dimensions"
+# Built-in model weights live in <config>/memory/models/.
+MODELS_FOLDER: Final = "models"
+# A provider down this long (seconds) gets a repair issue.
+PROVIDER_DOWN_ISSUE_SECONDS: Final = 30 * 60
+ISSUE_PROVIDER_UNAVAILABLE: Final = "provider_unavailable"
+ISSUE_DIMENSION_CHANGED: Final = "dimension_changed"
+
+# Assist: automatic recall (the "Memory" LLM API, id DOMAIN), memory tools for
+# the Assist API, and conversation capture.
+LLM_API_NAME: Final = "Memory"
+CONF_RECALL_BUDGET: Final = "recall_budget"
+CONF_RECALL_MIN_SCORE: Final = "recall_min_score"
+CONF_CONVERSATION_RETENTION_DAYS: Final = "conversation_retention_days"
+# {device id of a voice satellite: person entity id}
+CONF_SATELLITE_PERSONS: Final = "satellite_persons"
+# Tokens (estimated) recall may add to a prompt; 0 turns recall off.
+DEFAULT_RECALL_BUDGET: Final = 300
+MAX_RECALL_BUDGET: Final = 2000
+DEFAULT_RECALL_MIN_SCORE: Final = 0.5
+# 0 days: conversations are not kept at all.
+DEFAULT_CONVERSATION_RETENTION_DAYS: Final = 30
+MAX_CONVERSATION_RETENTION_DAYS: Final = 3650

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
@@ -12,7 +13,12 @@ from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from .const import DOMAIN, LOGGER
-from .engine import MemoryStore, StoreError, StoreStats
+from .engine import ConversationLog, MemoryStore, StoreError, StoreStats
+
+if TYPE_CHECKING:
+    from .capture import ConversationCapture
+    from .embedding import EmbeddingRuntime
+    from .usage import UsageTracker
 
 # Bursts of writes (a bulk import) refresh the sensors once a second at most.
 REFRESH_COOLDOWN = timedelta(seconds=1)
@@ -26,6 +32,12 @@ class MemoryData:
 
     store: MemoryStore
     coordinator: MemoryStatsCoordinator
+    # Assist: the conversation log, its capture, and recall/capture counters.
+    conversations: ConversationLog
+    capture: ConversationCapture
+    usage: UsageTracker
+    # The embedding worker and breaker; None on keyword-only search.
+    embedding: EmbeddingRuntime | None = None
 
 
 class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
@@ -62,6 +74,12 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
                 translation_key="stats_failed",
                 translation_placeholders={"error": str(err)},
             ) from err
+
+    async def async_shutdown(self) -> None:
+        """Stop refreshing, and wait for a refresh in flight to finish."""
+        await super().async_shutdown()
+        async with self._debounced_refresh.async_lock():
+            pass
 
     @callback
     def async_store_changed(self) -> None:

@@ -10,8 +10,8 @@ from homeassistant.core import HomeAssistant
 
 from .coordinator import MemoryConfigEntry
 
-# Provider credentials, once providers exist, must never leave the house.
-TO_REDACT = {"api_key", "token", "password"}
+# Provider credentials never leave the house; a URL may name a private host.
+TO_REDACT = {"api_key", "token", "password", "url"}
 
 
 async def async_get_config_entry_diagnostics(
@@ -20,7 +20,9 @@ async def async_get_config_entry_diagnostics(
     """Return what a bug report needs to know about the store."""
     store = entry.runtime_data.store
     stats = await store.stats()
+    embedding = entry.runtime_data.embedding
     return {
+        "embedding": None if embedding is None else await embedding.async_diagnostics(),
         "entry": {
             "data": async_redact_data(dict(entry.data), TO_REDACT),
             "options": async_redact_data(dict(entry.options), TO_REDACT),

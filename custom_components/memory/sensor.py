@@ -12,13 +12,22 @@ from homeassistant.components.sensor import (
     SensorEntityDescription,
     SensorStateClass,
 )
-from homeassistant.const import EntityCategory, UnitOfInformation
+from homeassistant.const import (
+    PERCENTAGE,
+    EntityCategory,
+    UnitOfInformation,
+    UnitOfTime,
+)
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .const import DOMAIN
 from .coordinator import MemoryConfigEntry, MemoryStatsCoordinator
+from .embedding import EmbeddingCoordinator, EmbeddingEntity
 from .engine import StoreStats
 from .entity import MemoryEntity
+from .usage import Usage, UsageTracker
 
 # Updates are pushed by the coordinator; nothing here does I/O.
 PARALLEL_UPDATES = 0
@@ -65,6 +74,61 @@ SENSORS: tuple[MemorySensorDescription, ...] = (
 )
 
 
+@dataclass(frozen=True, kw_only=True)
+class UsageSensorDescription(SensorEntityDescription):
+    """A sensor read off the recall and capture counters."""
+
+    value_fn: Callable[[Usage], float | None]
+    attributes_fn: Callable[[Usage], Mapping[str, Any]] | None = None
+
+
+# Daily counters are TOTAL_INCREASING: the reset at midnight starts a new cycle.
+USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
+    UsageSensorDescription(
+        key="recall_tokens",
+        translation_key="recall_tokens",
+        state_class=SensorStateClass.MEASUREMENT,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.last_recall_tokens,
+    ),
+    UsageSensorDescription(
+        key="recall_tokens_today",
+        translation_key="recall_tokens_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.recall_tokens_today,
+    ),
+    UsageSensorDescription(
+        key="recall_latency",
+        translation_key="recall_latency",
+        device_class=SensorDeviceClass.DURATION,
+        native_unit_of_measurement=UnitOfTime.MILLISECONDS,
+        suggested_display_precision=1,
+        state_class=SensorStateClass.MEASUREMENT,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.last_recall_latency_ms,
+        attributes_fn=lambda usage: {
+            "failures_today": usage.recall_failures_today,
+            "last_failure": usage.last_recall_failure,
+        },
+    ),
+    UsageSensorDescription(
+        key="memories_recalled_today",
+        translation_key="memories_recalled_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.memories_recalled_today,
+    ),
+    UsageSensorDescription(
+        key="conversations_captured_today",
+        translation_key="conversations_captured_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.conversations_today,
+    ),
+)
+
+
 async def async_setup_entry(
     hass: HomeAssistant,
     entry: MemoryConfigEntry,
@@ -75,6 +139,12 @@ async def async_setup_entry(
     async_add_entities(
         MemorySensor(coordinator, description) for description in SENSORS
     )
+    async_add_entities(
+        UsageSensor(entry, entry.runtime_data.usage, description)
+        for description in USAGE_SENSORS
+    )
+    if (embedding := entry.runtime_data.embedding) is not None:
+        async_add_entities([EmbeddingProgressSensor(embedding.coordinator)])
 
 
 class MemorySensor(MemoryEntity, SensorEntity):
@@ -102,3 +172,69 @@ class MemorySensor(MemoryEntity, SensorEntity):
         if self.entity_description.attributes_fn is None:
             return None
         return self.entity_description.attributes_fn(self.coordinator.data)
+
+
+class EmbeddingProgressSensor(EmbeddingEntity, SensorEntity):
+    """Share of memories embedded by the current model; below 100 while rebuilding."""
+
+    _attr_translation_key = "embedding_progress"
+    _attr_native_unit_of_measurement = PERCENTAGE
+    _attr_state_class = SensorStateClass.MEASUREMENT
+    _attr_entity_category = EntityCategory.DIAGNOSTIC
+    _attr_suggested_display_precision = 0
+
+    def __init__(self, coordinator: EmbeddingCoordinator) -> None:
+        """Bind to the embedding status."""
+        super().__init__(coordinator, "embedding_progress")
+
+    @property
+    def native_value(self) -> float:
+        """Jobs done (embedded or given up) out of all, in percent."""
+        return self.coordinator.data.queue.progress
+
+    @property
+    def extra_state_attributes(self) -> Mapping[str, Any]:
+        """Counts by state, and whether a rebuild keeps search keyword-only."""
+        queue = self.coordinator.data.queue
+        return {
+            "pending": queue.pending,
+            "embedded": queue.ready,
+            "failed": queue.failed,
+            "rebuilding": queue.rebuilding,
+        }
+
+
+class UsageSensor(SensorEntity):
+    """A recall or capture counter, pushed by the usage tracker."""
+
+    _attr_has_entity_name = True
+    _attr_should_poll = False
+    entity_description: UsageSensorDescription
+
+    def __init__(
+        self,
+        entry: MemoryConfigEntry,
+        usage: UsageTracker,
+        description: UsageSensorDescription,
+    ) -> None:
+        """Put the counter on the entry's service device."""
+        self.entity_description = description
+        self._usage = usage
+        self._attr_unique_id = f"{entry.entry_id}_{description.key}"
+        self._attr_device_info = DeviceInfo(identifiers={(DOMAIN, entry.entry_id)})
+
+    async def async_added_to_hass(self) -> None:
+        """Follow the counters."""
+        self.async_on_remove(self._usage.add_listener(self.async_write_ha_state))
+
+    @property
+    def native_value(self) -> float | None:
+        """The counter's current value (None before the first recall)."""
+        return self.entity_description.value_fn(self._usage.data)
+
+    @property
+    def extra_state_attributes(self) -> Mapping[str, Any] | None:
+        """Failure counts (never content)."""
+        if self.entity_description.attributes_fn is None:
+            return None
+        return self.entity_description.attributes_fn(self._usage.data)

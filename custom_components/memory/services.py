@@ -4,11 +4,15 @@ Privacy: a call made by a non-admin user reads, searches and forgets only
 household memories and those of the person linked to that user; a memory
 outside that reach is reported as unknown, so its existence does not leak.
 Calls with no user (automations, scripts) and admins reach every scope.
+The same rules apply to kept conversation messages (`source`). Assist (the
+LLM tools and recall) uses `async_assistant_caller` instead, which never
+reaches another person's memories, admins included.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -35,7 +39,8 @@ from .const import (
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
 )
-from .coordinator import loaded_entry
+from .coordinator import MemoryConfigEntry, loaded_entry
+from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
@@ -43,6 +48,7 @@ from .engine import (
     MemoryItem,
     MemoryStore,
     MemoryType,
+    MessageQuery,
     NewMemory,
     Origin,
     SearchQuery,
@@ -72,6 +78,13 @@ ATTR_IDS = "ids"
 ATTR_ID = "id"
 ATTR_DRY_RUN = "dry_run"
 ATTR_PURGE = "purge"
+ATTR_SOURCE = "source"
+
+# What `memory.search` and `memory.forget` look at.
+SOURCE_MEMORIES = "memories"
+SOURCE_CONVERSATIONS = "conversations"
+SOURCE_BOTH = "both"
+SOURCES = (SOURCE_MEMORIES, SOURCE_CONVERSATIONS, SOURCE_BOTH)
 
 STATUSES = ("active", "archived", "superseded", "any")
 TYPES = [str(kind) for kind in MemoryType]
@@ -95,6 +108,7 @@ _SEARCH_FIELDS: dict[probatio.Marker, Any] = {
     probatio.Optional(ATTR_MIN_SCORE): probatio.All(
         probatio.Coerce(float), probatio.Range(min=0, max=1)
     ),
+    probatio.Optional(ATTR_SOURCE, default=SOURCE_MEMORIES): probatio.In(SOURCES),
 }
 
 ADD_SCHEMA = probatio.Schema(
@@ -106,8 +120,9 @@ ADD_SCHEMA = probatio.Schema(
         ),
         probatio.Optional(ATTR_PERSON): _PERSON,
         probatio.Exclusive(ATTR_EXPIRES_AT, "expires"): cv.datetime,
+        # A zero duration would expire the memory as it is stored.
         probatio.Exclusive(ATTR_EXPIRES_IN, "expires"): probatio.All(
-            cv.time_period, cv.positive_timedelta
+            cv.time_period, probatio.Range(min=timedelta(0), min_included=False)
         ),
     }
 )
@@ -140,6 +155,11 @@ class Caller:
         """Whether a memory in `scope` is visible to this caller."""
         return self.unrestricted or scope == HOUSEHOLD or scope in self.persons
 
+    @property
+    def personal_scope(self) -> str:
+        """Where this caller's own memories go: their person, or the household."""
+        return self.persons[0] if self.persons else HOUSEHOLD
+
 
 async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
     """Resolve the calling user to admin rights and linked person entities."""
@@ -149,12 +169,39 @@ async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
     user = await hass.auth.async_get_user(user_id)
     if user is None:
         raise UnknownUser(context=call.context, user_id=user_id)
-    persons = tuple(
+    return Caller(unrestricted=user.is_admin, persons=async_user_persons(hass, user_id))
+
+
+@callback
+def async_user_persons(hass: HomeAssistant, user_id: str) -> tuple[str, ...]:
+    """Person entities linked to a user (the person's `user_id` attribute)."""
+    return tuple(
         state.entity_id
         for state in hass.states.async_all("person")
         if state.attributes.get("user_id") == user_id
     )
-    return Caller(unrestricted=user.is_admin, persons=persons)
+
+
+@callback
+def async_assistant_caller(
+    hass: HomeAssistant,
+    user_id: str | None,
+    device_id: str | None,
+    satellite_persons: Mapping[str, str],
+) -> Caller:
+    """Who is speaking to Assist; never unrestricted, admins included.
+
+    A logged-in user reaches their own person and the household. A voice
+    satellite or an automation (no user) reaches the household, plus the
+    person the options map the satellite's device to, if any.
+    """
+    if user_id is not None:
+        persons = async_user_persons(hass, user_id)
+    elif device_id is not None and device_id in satellite_persons:
+        persons = (satellite_persons[device_id],)
+    else:
+        persons = ()
+    return Caller(unrestricted=False, persons=persons)
 
 
 def _person_scope(caller: Caller, person: str | None) -> str:
@@ -260,54 +307,138 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
     return {"id": result.item.id, "created": result.created}
 
 
+def _message_query(query: SearchQuery) -> MessageQuery:
+    """Make the conversation-log part of a search (types, tags, status: memories)."""
+    return MessageQuery(
+        text=query.text,
+        scopes=query.scopes,
+        since=query.since,
+        limit=query.limit,
+        min_score=query.min_score,
+    )
+
+
 async def _async_search(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
     query = _search_query(call, caller, dict(entry.options))
+    source = call.data[ATTR_SOURCE]
+    response: dict[str, Any] = {}
     try:
-        hits = await entry.runtime_data.store.search(query)
+        if source != SOURCE_CONVERSATIONS:
+            # None (keyword-only) while the provider is down, slow or rebuilding.
+            if (vector := await async_query_vector(entry, query.text)) is not None:
+                query = replace(query, vector=vector)
+            hits = await entry.runtime_data.store.search(query)
+            response["memories"] = [hit.as_dict() for hit in hits]
+        if source != SOURCE_MEMORIES:
+            found = await entry.runtime_data.conversations.search(_message_query(query))
+            response["messages"] = [hit.as_dict() for hit in found]
     except StoreError as err:
         raise _store_error(err) from err
-    return {"memories": [hit.as_dict() for hit in hits]}
+    return response
 
 
 async def _async_forget(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
-    store = entry.runtime_data.store
     caller = await async_caller(call.hass, call)
     data = call.data
-    try:
-        if ATTR_IDS in data:
-            items = await _reachable_items(store, caller, data[ATTR_IDS])
-            chosen = [items[i] for i in data[ATTR_IDS]]
-        elif data[ATTR_QUERY].strip():
-            query = _search_query(call, caller, dict(entry.options))
-            chosen = [hit.item for hit in await store.search(query)]
-        else:
+    source = data[ATTR_SOURCE]
+    if ATTR_IDS not in data and not data[ATTR_QUERY].strip():
+        raise ServiceValidationError(
+            translation_domain=DOMAIN, translation_key="forget_needs_target"
+        )
+    if source != SOURCE_MEMORIES:
+        # Messages have no archive: forgetting one erases it.
+        if not data[ATTR_PURGE] and not data[ATTR_DRY_RUN]:
             raise ServiceValidationError(
-                translation_domain=DOMAIN, translation_key="forget_needs_target"
+                translation_domain=DOMAIN, translation_key="messages_need_purge"
             )
-        ids = list(dict.fromkeys(item.id for item in chosen))
-        if not data[ATTR_DRY_RUN]:
-            await store.forget(ids, purge=data[ATTR_PURGE])
+        if ATTR_IDS in data and source == SOURCE_BOTH:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN, translation_key="ids_need_one_source"
+            )
+    response: dict[str, Any] = {
+        "dry_run": data[ATTR_DRY_RUN],
+        "purged": data[ATTR_PURGE] and not data[ATTR_DRY_RUN],
+    }
+    try:
+        if source != SOURCE_CONVERSATIONS:
+            response["memories"] = await _forget_memories(call, entry, caller)
+        if source != SOURCE_MEMORIES:
+            response["messages"] = await _forget_messages(call, entry, caller)
     except StoreError as err:
         raise _store_error(err) from err
-    memories = [
+    return response
+
+
+async def _forget_memories(
+    call: ServiceCall, entry: MemoryConfigEntry, caller: Caller
+) -> list[dict[str, Any]]:
+    store = entry.runtime_data.store
+    data = call.data
+    if ATTR_IDS in data:
+        items = await _reachable_items(store, caller, data[ATTR_IDS])
+        chosen = [items[i] for i in data[ATTR_IDS]]
+    else:
+        query = _search_query(call, caller, dict(entry.options))
+        chosen = [hit.item for hit in await store.search(query)]
+    ids = list(dict.fromkeys(item.id for item in chosen))
+    if not data[ATTR_DRY_RUN]:
+        await store.forget(ids, purge=data[ATTR_PURGE])
+    return [
         {"id": item.id, "content": item.content, "scope": item.scope}
         for item in {item.id: item for item in chosen}.values()
     ]
-    return {
-        "dry_run": data[ATTR_DRY_RUN],
-        "purged": data[ATTR_PURGE] and not data[ATTR_DRY_RUN],
-        "memories": cast("Any", memories),
-    }
+
+
+async def _forget_messages(
+    call: ServiceCall, entry: MemoryConfigEntry, caller: Caller
+) -> list[dict[str, Any]]:
+    """Erase conversation messages (and every copy of their text)."""
+    log = entry.runtime_data.conversations
+    data = call.data
+    if ATTR_IDS in data:
+        found = await log.get_messages(data[ATTR_IDS])
+        missing = [
+            i
+            for i in data[ATTR_IDS]
+            if i not in found or not caller.may_reach(found[i].scope)
+        ]
+        if missing:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="unknown_message",
+                translation_placeholders={
+                    "ids": ", ".join(map(str, sorted(set(missing))))
+                },
+            )
+        chosen = [found[i] for i in dict.fromkeys(data[ATTR_IDS])]
+    else:
+        query = _message_query(_search_query(call, caller, dict(entry.options)))
+        chosen = [hit.message for hit in await log.search(query)]
+    if not data[ATTR_DRY_RUN]:
+        await log.purge([message.id for message in chosen])
+    return [
+        {
+            "id": message.id,
+            "conversation_id": message.conversation_id,
+            "role": str(message.role),
+            "content": message.content,
+            "scope": message.scope,
+        }
+        for message in chosen
+    ]
 
 
 async def _async_get(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
     item_id: int = call.data[ATTR_ID]
-    items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
+    try:
+        items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
+    except StoreError as err:
+        raise _store_error(err) from err
     return cast("ServiceResponse", items[item_id].as_dict())
 
 

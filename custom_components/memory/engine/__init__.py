@@ -4,6 +4,16 @@ A library with no Home Assistant imports: the integration drives it, plain
 pytest tests it, and `bench/` measures it.
 """
 
+from .conversations import (
+    ConversationInfo,
+    ConversationLog,
+    MessageHit,
+    MessageQuery,
+    MessageRole,
+    NewMessage,
+    StoredConversation,
+    StoredMessage,
+)
 from .errors import (
     ContentTooLongError,
     DatabaseCorruptError,
@@ -45,6 +55,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "AddResult",
     "ContentTooLongError",
+    "ConversationInfo",
+    "ConversationLog",
     "DatabaseCorruptError",
     "DatabaseTooNewError",
     "DatabaseUnavailableError",
@@ -58,7 +70,11 @@ __all__ = [
     "MemoryStatus",
     "MemoryStore",
     "MemoryType",
+    "MessageHit",
+    "MessageQuery",
+    "MessageRole",
     "NewMemory",
+    "NewMessage",
     "Origin",
     "SearchHit",
     "SearchQuery",
@@ -66,6 +82,8 @@ __all__ = [
     "Source",
     "StoreError",
     "StoreStats",
+    "StoredConversation",
+    "StoredMessage",
     "UnknownMemoryError",
     "VectorDimensionError",
 ]

@@ -101,6 +101,119 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """,
         "CREATE INDEX embeddings_memory ON embeddings (memory_id)",
     ),
+    # Embedding work per memory and model (engine/embedding_queue.py): its
+    # state survives a restart; `text_hash` finds a vector already made for
+    # the same text (the cache), and goes with the memory when it is purged.
+    (
+        """
+        CREATE TABLE embedding_jobs (
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_hash BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'ready', 'error')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (model, memory_id)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE INDEX embedding_jobs_due
+            ON embedding_jobs (model, state, attempts, next_attempt_at)
+        """,
+        "CREATE INDEX embedding_jobs_text ON embedding_jobs (model, text_hash)",
+        "CREATE INDEX embedding_jobs_memory ON embedding_jobs (memory_id)",
+        # A model whose existing memories are still being embedded: searches
+        # stay keyword-only until its row is gone.
+        """
+        CREATE TABLE embedding_rebuilds (
+            model TEXT PRIMARY KEY,
+            total INTEGER NOT NULL,
+            started_at REAL NOT NULL
+        )
+        """,
+    ),
+    # The conversation log (engine/conversations.py): every Assist message,
+    # kept for search and later digestion. A row of `conversations` is one
+    # chat session (Home Assistant may reuse a conversation id later, so it
+    # is not the key); each message carries the scope of who was speaking.
+    (
+        """
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            agent_id TEXT,
+            user_id TEXT,
+            device_id TEXT,
+            started_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            ended_at REAL
+        )
+        """,
+        "CREATE INDEX conversations_conversation_id ON conversations (conversation_id)",
+        "CREATE INDEX conversations_updated ON conversations (updated_at)",
+        """
+        CREATE TABLE conversation_messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation INTEGER NOT NULL
+                REFERENCES conversations(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool_result')),
+            content TEXT NOT NULL,
+            data TEXT NOT NULL DEFAULT '',
+            tool_name TEXT,
+            tool_call_id TEXT,
+            scope TEXT NOT NULL,
+            agent_id TEXT,
+            user_id TEXT,
+            device_id TEXT,
+            created_at REAL NOT NULL
+        )
+        """,
+        """
+        CREATE INDEX conversation_messages_conversation
+            ON conversation_messages (conversation, id)
+        """,
+        """
+        CREATE INDEX conversation_messages_scope
+            ON conversation_messages (scope, created_at)
+        """,
+        """
+        CREATE INDEX conversation_messages_created
+            ON conversation_messages (created_at)
+        """,
+        # Same tokenizer as memories_fts; `data` holds tool calls and results.
+        """
+        CREATE VIRTUAL TABLE conversation_messages_fts USING fts5(
+            content, data,
+            content = 'conversation_messages', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )
+        """,
+        """
+        CREATE TRIGGER conversation_messages_fts_insert
+            AFTER INSERT ON conversation_messages BEGIN
+            INSERT INTO conversation_messages_fts (rowid, content, data)
+                VALUES (new.id, new.content, new.data);
+        END
+        """,
+        """
+        CREATE TRIGGER conversation_messages_fts_delete
+            AFTER DELETE ON conversation_messages BEGIN
+            INSERT INTO conversation_messages_fts
+                (conversation_messages_fts, rowid, content, data)
+                VALUES ('delete', old.id, old.content, old.data);
+        END
+        """,
+        # Recall reads the newest profile memories every turn: without this
+        # the listing walks every active memory by date (5 ms at 10k).
+        """
+        CREATE INDEX memories_type_recent
+            ON memories (type, status, created_at)
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

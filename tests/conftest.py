@@ -1,0 +1,112 @@
+"""Fixtures shared by the Assist Memory tests.
+
+The pytest-homeassistant-custom-component plugin (hass, MockConfigEntry,
+snapshot, ...) is loaded through its pytest11 entry point.
+"""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from homeassistant.core import HomeAssistant
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    mock_config_flow,
+)
+from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
+from syrupy.assertion import SnapshotAssertion
+
+from custom_components.memory.const import CONF_PROVIDER, DOMAIN, PROVIDER_KEYWORD
+from tests.provider_servers import FakeEmbeddingServer
+
+from .integration.assist import (
+    AgentConfigFlow,
+    Household,
+    RecordingAgent,
+    async_setup_agent,
+    async_setup_household,
+)
+
+
+@pytest.fixture(autouse=True)
+def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
+    """Let every test that runs Home Assistant load custom_components/memory.
+
+    Engine tests do not use hass, and do not pay for starting it.
+    """
+    if "hass" in request.fixturenames:
+        request.getfixturevalue("enable_custom_integrations")
+
+
+@pytest.fixture(autouse=True)
+def isolated_config_dir(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Give each Home Assistant test its own config folder.
+
+    The harness's default folder lives inside the installed package, so a
+    database written there would leak from one test into the next.
+    """
+    if "hass" in request.fixturenames:
+        hass: HomeAssistant = request.getfixturevalue("hass")
+        hass.config.config_dir = str(tmp_path / "config")
+
+
+@pytest.fixture
+def mock_config_entry() -> MockConfigEntry:
+    """Return an Assist Memory entry on keyword-only search."""
+    return MockConfigEntry(
+        domain=DOMAIN,
+        title="Assist Memory",
+        data={CONF_PROVIDER: PROVIDER_KEYWORD},
+        entry_id="01JMEMORYENTRY0000000000000",
+    )
+
+
+@pytest.fixture
+async def init_integration(
+    hass: HomeAssistant, mock_config_entry: MockConfigEntry
+) -> MockConfigEntry:
+    """Set up the integration the way Home Assistant does."""
+    mock_config_entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    return mock_config_entry
+
+
+@pytest.fixture
+def database_file(hass: HomeAssistant) -> Path:
+    """Where the integration keeps its database in this test's config folder."""
+    return Path(hass.config.path("memory", "memory.db"))
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """Serialise Home Assistant objects, and keep files in `snapshots/` like core.
+
+    The harness defines the same fixture, but syrupy's own plugin registers
+    after it and would win without this override.
+    """
+    return snapshot.use_extension(HomeAssistantSnapshotExtension)
+
+
+@pytest.fixture
+async def embedding_server(socket_enabled: None) -> AsyncIterator[FakeEmbeddingServer]:
+    """Run a local server speaking Ollama's, OpenAI's and Gemini's embedding APIs."""
+    server = FakeEmbeddingServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def assist_agent(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> AsyncIterator[RecordingAgent]:
+    """Assist Memory loaded, and a conversation agent using the Assist and Memory APIs."""
+    with mock_config_flow("test", AgentConfigFlow):
+        yield await async_setup_agent(hass)
+
+
+@pytest.fixture
+async def household(hass: HomeAssistant) -> Household:
+    """Anna (a user) and Ben (an admin), each linked to a person entity."""
+    return await async_setup_household(hass)

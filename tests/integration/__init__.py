@@ -1,0 +1,78 @@
+"""Tests for the Home Assistant side of Assist Memory."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from freezegun.api import FrozenDateTimeFactory
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.core import Context, HomeAssistant, ServiceResponse, State
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
+
+from custom_components.memory.const import DOMAIN
+from custom_components.memory.coordinator import REFRESH_COOLDOWN
+
+
+async def call(
+    hass: HomeAssistant,
+    service: str,
+    data: dict[str, Any] | None = None,
+    *,
+    context: Context | None = None,
+) -> dict[str, Any]:
+    """Call a `memory.*` action the way a script does and return its response."""
+    response: ServiceResponse = await hass.services.async_call(
+        DOMAIN,
+        service,
+        data or {},
+        blocking=True,
+        return_response=True,
+        context=context,
+    )
+    assert response is not None
+    return dict(response)
+
+
+async def add(
+    hass: HomeAssistant, content: str, *, context: Context | None = None, **data: Any
+) -> int:
+    """Add a memory and return its id."""
+    response = await call(hass, "add", {"content": content, **data}, context=context)
+    item_id = response["id"]
+    assert isinstance(item_id, int)
+    return item_id
+
+
+async def search_ids(
+    hass: HomeAssistant, *, context: Context | None = None, **data: Any
+) -> list[int]:
+    """Ids that `memory.search` returns, best first."""
+    response = await call(hass, "search", data, context=context)
+    return [hit["id"] for hit in response["memories"]]
+
+
+def entity_state(hass: HomeAssistant, entity_id: str) -> State:
+    """Return the state of an entity that must exist."""
+    state = hass.states.get(entity_id)
+    assert state is not None, f"{entity_id} has no state"
+    return state
+
+
+def entry_state(entry: ConfigEntry) -> ConfigEntryState:
+    """Read an entry's state afresh (type checkers keep an earlier narrowing)."""
+    return entry.state
+
+
+async def settle(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
+    """Let the sensors' refresh cooldown pass, so the next write is pushed at once.
+
+    A refresh held back by the cooldown runs when it ends and starts another
+    cooldown; a few rounds leave the debouncer idle. Refreshes in flight finish
+    first: a cooldown that ends during one is dropped as already served.
+    """
+    for _ in range(5):
+        await hass.async_block_till_done()
+        freezer.tick(REFRESH_COOLDOWN + timedelta(seconds=1))
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done()

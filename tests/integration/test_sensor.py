@@ -1,0 +1,169 @@
+"""Tests for the Assist Memory sensors."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+from freezegun.api import FrozenDateTimeFactory
+from homeassistant.const import STATE_UNAVAILABLE, UnitOfInformation
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    snapshot_platform,
+)
+from syrupy.assertion import SnapshotAssertion
+
+from custom_components.memory.engine import StoreError
+
+from . import add, call, entity_state, settle
+
+ACTIVE = "sensor.assist_memory_active_memories"
+ARCHIVED = "sensor.assist_memory_archived_memories"
+SIZE = "sensor.assist_memory_database_size"
+
+
+@pytest.mark.freeze_time("2026-03-14T09:26:53+00:00")
+async def test_sensors(
+    hass: HomeAssistant,
+    entity_registry: er.EntityRegistry,
+    snapshot: SnapshotAssertion,
+    init_integration: MockConfigEntry,
+) -> None:
+    """Three diagnostic sensors with translated names, on the entry's device."""
+    with patch(
+        "custom_components.memory.engine.store.MemoryStore.database_bytes",
+        return_value=3 * 1024 * 1024,
+    ):
+        assert await hass.config_entries.async_reload(init_integration.entry_id)
+        await hass.async_block_till_done()
+
+        await snapshot_platform(
+            hass, entity_registry, snapshot, init_integration.entry_id
+        )
+
+
+async def test_counts_follow_writes(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """Adds and forgets are pushed to the sensors without any polling."""
+    await settle(hass, freezer)
+    assert entity_state(hass, ACTIVE).state == "0"
+    assert entity_state(hass, ACTIVE).attributes["by_type"] == {}
+    assert entity_state(hass, ARCHIVED).state == "0"
+
+    first = await add(hass, "Mia is allergic to nuts")
+    await hass.async_block_till_done()
+
+    assert entity_state(hass, ACTIVE).state == "1"
+    assert entity_state(hass, ACTIVE).attributes["by_type"] == {"fact": 1}
+    assert entity_state(hass, ACTIVE).attributes["by_scope"] == {"household": 1}
+
+    await settle(hass, freezer)
+    await add(hass, "Anna prefers tea", type="preference", person="person.anna")
+    await add(hass, "Ben prefers coffee", type="preference", person="person.ben")
+    await add(hass, "Bins go out on Thursday", type="instruction")
+    # A burst is coalesced: the sensors catch up once the cooldown ends.
+    await settle(hass, freezer)
+
+    state = entity_state(hass, ACTIVE)
+    assert state.state == "4"
+    assert state.attributes["by_type"] == {
+        "fact": 1,
+        "instruction": 1,
+        "preference": 2,
+    }
+    assert state.attributes["by_scope"] == {
+        "household": 2,
+        "person.anna": 1,
+        "person.ben": 1,
+    }
+
+    await call(hass, "forget", {"ids": [first]})
+    await hass.async_block_till_done()
+
+    assert entity_state(hass, ACTIVE).state == "3"
+    assert entity_state(hass, ARCHIVED).state == "1"
+    assert "fact" not in entity_state(hass, ACTIVE).attributes["by_type"]
+
+    await settle(hass, freezer)
+    await call(hass, "forget", {"ids": [first], "purge": True})
+    await hass.async_block_till_done()
+
+    assert entity_state(hass, ACTIVE).state == "3"
+    assert entity_state(hass, ARCHIVED).state == "0"
+
+
+async def test_reads_do_not_refresh(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """Searches and reads leave the statistics alone."""
+    item_id = await add(hass, "Mia is allergic to nuts")
+    await hass.async_block_till_done()
+    coordinator = init_integration.runtime_data.coordinator
+
+    with patch.object(
+        coordinator.store, "stats", wraps=coordinator.store.stats
+    ) as stats:
+        await call(hass, "search", {"query": "nuts"})
+        await call(hass, "get", {"id": item_id})
+        await call(hass, "forget", {"query": "nuts", "dry_run": True})
+        await hass.async_block_till_done()
+
+    stats.assert_not_called()
+
+
+async def test_database_size(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """The database size is reported in MiB."""
+    state = entity_state(hass, SIZE)
+
+    assert state.attributes["unit_of_measurement"] == UnitOfInformation.MEBIBYTES
+    assert float(state.state) > 0
+    stats = await init_integration.runtime_data.store.stats()
+    assert float(state.state) == pytest.approx(stats.database_bytes / 2**20)
+
+
+async def test_stats_failure(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """A failing statistics read makes the sensors unavailable, then they recover."""
+    coordinator = init_integration.runtime_data.coordinator
+    await settle(hass, freezer)
+    with patch(
+        "custom_components.memory.engine.store.MemoryStore.stats",
+        side_effect=StoreError("database disk image is malformed"),
+    ):
+        await add(hass, "Mia is allergic to nuts")
+        await hass.async_block_till_done()
+
+        assert not coordinator.last_update_success
+        for entity_id in (ACTIVE, ARCHIVED, SIZE):
+            assert entity_state(hass, entity_id).state == STATE_UNAVAILABLE
+
+    await settle(hass, freezer)
+    await add(hass, "Bins go out on Thursday")
+    await hass.async_block_till_done()
+
+    assert coordinator.last_update_success
+    assert entity_state(hass, ACTIVE).state == "2"
+
+
+async def test_closed_store_makes_sensors_unavailable(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """Statistics from a store whose connections are gone fail gracefully."""
+    coordinator = init_integration.runtime_data.coordinator
+    await init_integration.runtime_data.store.close()
+
+    await coordinator.async_refresh()
+    await hass.async_block_till_done()
+
+    assert not coordinator.last_update_success
+    assert entity_state(hass, ACTIVE).state == STATE_UNAVAILABLE
