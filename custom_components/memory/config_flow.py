@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from homeassistant.config_entries import (
@@ -48,6 +49,7 @@ from .const import (
     CONF_DIMENSIONS,
     CONF_MIN_SCORE,
     CONF_MODEL,
+    CONF_MODEL_FOLDER,
     CONF_PROVIDER,
     CONF_RECALL_BUDGET,
     CONF_RECALL_MIN_SCORE,
@@ -72,6 +74,7 @@ from .coordinator import MemoryConfigEntry
 from .embedding import (
     async_build_provider,
     async_download_local_model,
+    async_install_local_model,
     async_local_requirements,
     store_model,
 )
@@ -354,16 +357,32 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
     async def async_step_local(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Say what the built-in model costs before downloading it."""
+        """Say what the built-in model costs; download it, or copy it from a folder."""
+        spec = MODEL_SPECS[DEFAULT_MODEL]
+        errors: dict[str, str] = {}
         if user_input is not None:
             try:
                 await async_local_requirements(self.hass)
             except RequirementsNotFound:
                 return self.async_abort(reason="local_unavailable")
-            return await self.async_step_local_download()
+            folder = user_input.get(CONF_MODEL_FOLDER, "").strip()
+            if not folder:
+                return await self.async_step_local_download()
+            try:
+                await async_install_local_model(self.hass, spec, Path(folder))
+            except (ModelFilesError, OSError) as err:
+                LOGGER.warning("The model folder cannot be used: %s", err)
+                errors[CONF_MODEL_FOLDER] = "model_folder_invalid"
+            else:
+                return await self.async_step_local_finish()
         return self.async_show_form(
             step_id="local",
-            description_placeholders=_local_costs(MODEL_SPECS[DEFAULT_MODEL]),
+            data_schema=self.add_suggested_values_to_schema(
+                probatio.Schema({probatio.Optional(CONF_MODEL_FOLDER): TextSelector()}),
+                user_input,
+            ),
+            errors=errors,
+            description_placeholders=_local_costs(spec),
         )
 
     async def async_step_local_download(

@@ -54,3 +54,6 @@ DEFAULT_RECALL_MIN_SCORE: Final = 0.5
 # 0 days: conversations are not kept at all.
 DEFAULT_CONVERSATION_RETENTION_DAYS: Final = 30
 MAX_CONVERSATION_RETENTION_DAYS: Final = 3650
+
+# Set-up of the built-in model from a local folder instead of a download.
+CONF_MODEL_FOLDER: Final = "model_folder"

