@@ -5,8 +5,10 @@ snapshot, ...) is loaded through its pytest11 entry point.
 """
 
 from collections.abc import AsyncIterator
+import gc
 from pathlib import Path
 
+import aiosqlite
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import (
@@ -110,3 +112,15 @@ async def assist_agent(
 async def household(hass: HomeAssistant) -> Household:
     """Anna (a user) and Ben (an admin), each linked to a person entity."""
     return await async_setup_household(hass)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop aiosqlite worker threads that a failed test left running.
+
+    They are not daemon threads: one left running keeps pytest (and CI) from
+    exiting after the report. Tests that leak one fail on their own (the
+    harness's lingering-thread check); this only lets the run end.
+    """
+    for obj in gc.get_objects():
+        if isinstance(obj, aiosqlite.Connection) and obj._running:
+            obj.stop()

@@ -210,3 +210,35 @@ async def test_sqlite_vec_index_add_is_atomic(tmp_path: Path) -> None:
         assert _in_transaction(conn)
         await conn.execute("ROLLBACK")
         assert await index.count() == 3
+
+
+async def test_sqlite_vec_reader_on_a_snapshot_before_the_table(
+    tmp_path: Path,
+) -> None:
+    """A reader whose snapshot predates the vec0 table sees no vectors, not an error."""
+    path = tmp_path / "vec.db"
+    async with (
+        aiosqlite.connect(path, isolation_level=None) as writer,
+        aiosqlite.connect(path, isolation_level=None) as reader,
+    ):
+        for conn in (writer, reader):
+            await conn.enable_load_extension(True)
+            await conn.load_extension(sqlite_vec.loadable_path())
+        await writer.execute("PRAGMA journal_mode = WAL")
+        await writer.execute("CREATE TABLE t (x)")
+        await writer.execute("INSERT INTO t VALUES (1)")
+        # A search in progress holds the reader's snapshot open.
+        await reader.execute("BEGIN")
+        await reader.execute("SELECT * FROM t")
+        index = SqliteVecIndex(writer, reader, "vec_test", 8)
+        await index.create()
+        vectors = _units(3, 8, seed=8)
+        await index.add([1, 2, 3], vectors)
+        assert await index.count() == 3
+        assert await index.knn(vectors[0], 2) == []
+        await reader.execute("COMMIT")
+        assert (await index.knn(vectors[0], 1))[0][0] == 1
+        # Any other failure is not swallowed.
+        broken = SqliteVecIndex(writer, reader, "vec_test", 8)
+        with pytest.raises(sqlite3.OperationalError):
+            await broken.knn(np.full(16, 0.25, dtype=np.float32), 1)

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 import random
 import sqlite3
+import threading
 from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
@@ -36,7 +37,11 @@ from custom_components.memory.const import (
     PROVIDER_KEYWORD,
     SQLITE_VEC_REQUIREMENT,
 )
-from custom_components.memory.engine import StoreError
+from custom_components.memory.engine import (
+    DatabaseUnavailableError,
+    MemoryStore,
+    StoreError,
+)
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call, entity_state, entry_state, search_ids, settle
@@ -426,3 +431,35 @@ async def test_keyword_entry_skips_vector_backend(
 
     process.assert_not_called()
     assert mock_config_entry.runtime_data.store.vector_backend == "numpy"
+
+
+async def test_stop_closes_the_database(hass: HomeAssistant) -> None:
+    """Home Assistant does not unload entries when it stops; the store closes anyway."""
+    async with async_test_home_assistant(config_dir=hass.config.config_dir) as hass2:
+        hass2.data.pop(loader.DATA_CUSTOM_COMPONENTS)
+        entry2 = MockConfigEntry(domain=DOMAIN, data={CONF_PROVIDER: PROVIDER_KEYWORD})
+        entry2.add_to_hass(hass2)
+        assert await hass2.config_entries.async_setup(entry2.entry_id)
+        await hass2.async_block_till_done()
+        item_id = await add(hass2, "The holiday is decided: Lisbon in May")
+        store = entry2.runtime_data.store
+
+        await hass2.async_stop(force=True)
+
+        assert entry2.state is ConfigEntryState.LOADED  # never unloaded
+        with pytest.raises(DatabaseUnavailableError):
+            _ = store.reader
+        assert not [
+            thread
+            for thread in threading.enumerate()
+            if "_connection_worker_thread" in thread.name
+        ]
+
+    reopened = MemoryStore(store.path)
+    await reopened.open()
+    try:
+        item = await reopened.get(item_id)
+        assert item is not None
+        assert item.content == "The holiday is decided: Lisbon in May"
+    finally:
+        await reopened.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+import sqlite3
 import threading
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -262,17 +263,28 @@ class SqliteVecIndex:
         if k <= 0:
             return []
         codes, _scales = quantize(query.reshape(1, -1))
-        async with self._reader.execute(
-            f"SELECT rowid, distance FROM {self._table} "
-            "WHERE embedding MATCH vec_int8(?) AND k = ? ORDER BY distance",
-            (codes[0].tobytes(), k),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        try:
+            async with self._reader.execute(
+                f"SELECT rowid, distance FROM {self._table} "
+                "WHERE embedding MATCH vec_int8(?) AND k = ? ORDER BY distance",
+                (codes[0].tobytes(), k),
+            ) as cursor:
+                rows = await cursor.fetchall()
+        except sqlite3.OperationalError as err:
+            # A concurrent search can hold the reader on a snapshot taken
+            # before the first vector created this table: it has no vectors.
+            if "no such table" in str(err):
+                return []
+            raise
         return [(int(row[0]), 1.0 - float(row[1])) for row in rows]
 
     async def count(self) -> int:
-        """How many vectors the index holds."""
-        async with self._reader.execute(
+        """How many vectors the index holds.
+
+        Read through the writer, which created the table: the reader may
+        still be on an older snapshot.
+        """
+        async with self._writer.execute(
             f"SELECT count(*) FROM {self._table}"
         ) as cursor:
             row = await cursor.fetchone()
