@@ -1230,6 +1230,33 @@ async def test_purge_archived_and_active_together(store: MemoryStore) -> None:
 # -- concurrency -----------------------------------------------------------------------
 
 
+async def test_failed_keyword_query_cancels_the_vector_scan(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vector scan runs beside the keyword query; a keyword failure stops it."""
+    await store.add(memory("Mia is allergic to nuts"), vector=vector(1))
+    scans: list[asyncio.Task[Any]] = []
+    original = MemoryStore._semantic
+
+    async def slow_semantic(*args: Any, **kwargs: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        scans.append(task)
+        await asyncio.sleep(10)
+        return await original(*args, **kwargs)
+
+    async def broken_keyword(*_args: Any, **_kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(MemoryStore, "_semantic", slow_semantic)
+    monkeypatch.setattr(MemoryStore, "_keyword", broken_keyword)
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        await store.search(SearchQuery(text="nuts", vector=vector(1)))
+    assert len(scans) == 1
+    assert scans[0].cancelled()
+
+
 async def test_concurrent_adds_and_searches(store: MemoryStore) -> None:
     """100 adds and 100 searches at once: all stored, nothing locked."""
     adds = [

@@ -91,13 +91,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             created_at REAL NOT NULL
         )
         """,
+        # A rowid table, not WITHOUT ROWID: a 384-dim vector (1,536 bytes)
+        # exceeds an index b-tree's inline payload and spilled into an
+        # overflow page each, tripling the table (bench/engine.py).
         """
         CREATE TABLE embeddings (
             memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
             model TEXT NOT NULL REFERENCES embedding_models(model) ON DELETE CASCADE,
             vector BLOB NOT NULL,
             PRIMARY KEY (model, memory_id)
-        ) WITHOUT ROWID
+        )
         """,
         "CREATE INDEX embeddings_memory ON embeddings (memory_id)",
     ),

@@ -31,6 +31,7 @@ from .errors import (
     InvalidLimitError,
     InvalidScopeError,
     InvalidTagError,
+    StoreError,
     UnknownMemoryError,
     VectorDimensionError,
 )
@@ -809,8 +810,19 @@ class MemoryStore:
         text = query.text.strip()
         if (not text or text == "*") and query.vector is None:
             return await self._recent(reader, where, params, query.limit)
-        keyword = await self._keyword(reader, text, where, params, query.limit)
-        semantic = await self._semantic(reader, query, where, params)
+        # The vector scan runs in a worker thread: start it first so that it
+        # overlaps the FTS5 query instead of queueing behind it.
+        semantic_task = asyncio.create_task(
+            self._semantic(reader, query, where, params)
+        )
+        try:
+            keyword = await self._keyword(reader, text, where, params, query.limit)
+        except BaseException:
+            semantic_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StoreError):
+                await semantic_task
+            raise
+        semantic = await semantic_task
         keyword, similarity = await self._complete(
             reader,
             query,
