@@ -12,7 +12,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .coordinator import MemoryConfigEntry
-from .embedding import EmbeddingCoordinator, EmbeddingEntity
+from .embedding import EmbeddingCoordinator
+from .entity import MemoryEntity
 
 # Updates are pushed by the embedding worker; nothing here does I/O.
 PARALLEL_UPDATES = 0
@@ -29,7 +30,7 @@ async def async_setup_entry(
         async_add_entities([EmbeddingProviderSensor(runtime.coordinator)])
 
 
-class EmbeddingProviderSensor(EmbeddingEntity, BinarySensorEntity):
+class EmbeddingProviderSensor(MemoryEntity[EmbeddingCoordinator], BinarySensorEntity):
     """On while the provider answers; off while searches use keywords only."""
 
     _attr_translation_key = "embedding_provider"

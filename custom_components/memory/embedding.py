@@ -24,12 +24,8 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryNotReady
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
-from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
 from homeassistant.helpers.event import async_call_later
-from homeassistant.helpers.update_coordinator import (
-    CoordinatorEntity,
-    DataUpdateCoordinator,
-)
+from homeassistant.helpers.update_coordinator import DataUpdateCoordinator
 from homeassistant.requirements import RequirementsNotFound, async_process_requirements
 from homeassistant.util import dt as dt_util
 
@@ -451,21 +447,3 @@ async def async_query_vector(entry: MemoryConfigEntry, text: str) -> Vector | No
     if runtime is None:
         return None
     return await runtime.queue.query_vector(text)
-
-
-class EmbeddingEntity(CoordinatorEntity[EmbeddingCoordinator]):
-    """An entity of the embedding provider, on the entry's service device."""
-
-    _attr_has_entity_name = True
-
-    def __init__(self, coordinator: EmbeddingCoordinator, key: str) -> None:
-        """Put the entity on the same device as the store's sensors."""
-        super().__init__(coordinator)
-        entry = coordinator.config_entry
-        self._attr_unique_id = f"{entry.entry_id}_{key}"
-        self._attr_device_info = DeviceInfo(
-            identifiers={(DOMAIN, entry.entry_id)},
-            name=entry.title,
-            entry_type=DeviceEntryType.SERVICE,
-            manufacturer="Assist Memory",
-        )

@@ -24,7 +24,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
 from .coordinator import MemoryConfigEntry, MemoryStatsCoordinator
-from .embedding import EmbeddingCoordinator, EmbeddingEntity
+from .embedding import EmbeddingCoordinator
 from .engine import StoreStats
 from .entity import MemoryEntity
 from .usage import Usage, UsageTracker
@@ -147,7 +147,7 @@ async def async_setup_entry(
         async_add_entities([EmbeddingProgressSensor(embedding.coordinator)])
 
 
-class MemorySensor(MemoryEntity, SensorEntity):
+class MemorySensor(MemoryEntity[MemoryStatsCoordinator], SensorEntity):
     """A statistic of the memory store."""
 
     entity_description: MemorySensorDescription
@@ -174,7 +174,7 @@ class MemorySensor(MemoryEntity, SensorEntity):
         return self.entity_description.attributes_fn(self.coordinator.data)
 
 
-class EmbeddingProgressSensor(EmbeddingEntity, SensorEntity):
+class EmbeddingProgressSensor(MemoryEntity[EmbeddingCoordinator], SensorEntity):
     """Share of memories embedded by the current model; below 100 while rebuilding."""
 
     _attr_translation_key = "embedding_progress"
