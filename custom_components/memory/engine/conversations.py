@@ -338,7 +338,7 @@ class ConversationLog:
             if erased:
                 await self._optimize(conn)
         if erased:
-            await self._truncate_wal()
+            await self._store.truncate_wal()
         return sorted(erased)
 
     async def purge_before(self, cutoff: datetime) -> int:
@@ -362,7 +362,7 @@ class ConversationLog:
             if erased:
                 await self._optimize(conn)
         if erased:
-            await self._truncate_wal()
+            await self._store.truncate_wal()
         return erased
 
     @staticmethod
@@ -372,13 +372,6 @@ class ConversationLog:
             "INSERT INTO conversation_messages_fts (conversation_messages_fts) "
             "VALUES ('optimize')"
         )
-
-    async def _truncate_wal(self) -> None:
-        # The write-ahead log still holds the erased pages: fold it into the
-        # file (secure_delete zeroes them there) and truncate it. The store's
-        # pause/resume does exactly that under its writer lock.
-        await self._store.pause_writes()
-        self._store.resume_writes()
 
     # -- reads --------------------------------------------------------------
 

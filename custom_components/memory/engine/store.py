@@ -702,13 +702,26 @@ class MemoryStore:
         self._changed()
         return unique
 
-    async def _erase_leftovers(self, writer: aiosqlite.Connection) -> None:
+    @staticmethod
+    async def _erase_leftovers(writer: aiosqlite.Connection) -> None:
         """Drop the copies a DELETE leaves in the write-ahead log.
 
-        The vec0 index needs nothing more: sqlite-vec (0.1.9) clears a deleted
-        vector's bytes in its chunk, which the purge tests check.
+        Its pages are folded into the file (where secure_delete zeroes the
+        freed ones) and the log is truncated. The vec0 index needs nothing
+        more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
+        which the purge tests check.
         """
         await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def truncate_wal(self) -> None:
+        """Erase what deleted rows left in the write-ahead log.
+
+        For engine modules that delete through `transaction()` (the
+        conversation log) and must leave no copy of the text behind.
+        """
+        writer, _reader = self._require()
+        async with self._write_lock:
+            await self._erase_leftovers(writer)
 
     async def expire_due(self) -> list[int]:
         """Archive active memories whose expiry time has passed."""
