@@ -57,3 +57,13 @@ MAX_CONVERSATION_RETENTION_DAYS: Final = 3650
 
 # Set-up of the built-in model from a local folder instead of a download.
 CONF_MODEL_FOLDER: Final = "model_folder"
+
+# Digestion and profiles through the household's AI Task entity
+# (custom_components/memory/ai_task.py). An empty entity id means Home
+# Assistant's preferred AI Task entity.
+CONF_AI_TASK_ENTITY: Final = "ai_task_entity"
+# Every AI Task call (digestion, consolidation questions, profiles) counts.
+CONF_AI_TASK_MAX_CALLS_PER_HOUR: Final = "ai_task_max_calls_per_hour"
+DEFAULT_AI_TASK_MAX_CALLS_PER_HOUR: Final = 20
+# `memory.export` writes under <config>/memory/export/.
+EXPORT_FOLDER: Final = "export"
