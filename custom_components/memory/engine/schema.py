@@ -217,6 +217,32 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             ON memories (type, status, created_at)
         """,
     ),
+    # Digestion: what an extracted memory is about (`topic`, the extractor's
+    # short subject key such as "home city"), how sure the extractor was, and
+    # the message it came from; and each conversation's digestion state, so
+    # a failed AI Task call leaves it pending for a retry with backoff.
+    (
+        "ALTER TABLE memories ADD COLUMN topic TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE memories ADD COLUMN confidence REAL",
+        "ALTER TABLE memories ADD COLUMN message_id INTEGER",
+        """
+        CREATE INDEX memories_topic ON memories (scope, topic)
+            WHERE topic != '' AND status = 'active'
+        """,
+        """
+        ALTER TABLE conversations ADD COLUMN digest_state TEXT NOT NULL
+            DEFAULT 'pending'
+            CHECK (digest_state IN ('pending', 'done', 'skipped'))
+        """,
+        "ALTER TABLE conversations ADD COLUMN digest_attempts INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE conversations ADD COLUMN digest_next_at REAL NOT NULL DEFAULT 0",
+        "ALTER TABLE conversations ADD COLUMN digest_error TEXT",
+        "ALTER TABLE conversations ADD COLUMN digested_at REAL",
+        """
+        CREATE INDEX conversations_digest
+            ON conversations (digest_state, digest_next_at)
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
