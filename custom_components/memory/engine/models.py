@@ -111,6 +111,11 @@ class NewMemory:
     tags: tuple[str, ...] = ()
     expires_at: datetime | None = None
     valid_from: datetime | None = None
+    # Digestion: the extractor's subject key ("home city"), its confidence
+    # (0..1) and the conversation message the memory came from.
+    topic: str = ""
+    confidence: float | None = None
+    message_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +137,9 @@ class MemoryItem:
     last_recalled_at: datetime | None
     recall_count: int
     source: Source
+    topic: str = ""
+    confidence: float | None = None
+    message_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Serialise every field for `memory.get`."""
@@ -151,6 +159,9 @@ class MemoryItem:
             "last_recalled_at": _iso(self.last_recalled_at),
             "recall_count": self.recall_count,
             "source": self.source.as_dict(),
+            "topic": self.topic,
+            "confidence": self.confidence,
+            "message_id": self.message_id,
         }
 
 

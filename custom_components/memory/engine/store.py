@@ -101,7 +101,7 @@ _ITEM_COLUMNS: Final = (
     "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
     "m.valid_from, m.valid_to, m.expires_at, m.created_at, m.updated_at, "
     "m.last_recalled_at, m.recall_count, m.origin, m.conversation_id, "
-    "m.agent_id, m.device_id, m.user_id"
+    "m.agent_id, m.device_id, m.user_id, m.topic, m.confidence, m.message_id"
 )
 
 
@@ -136,6 +136,9 @@ def _row_to_item(row: sqlite3.Row) -> MemoryItem:
             device_id=row["device_id"],
             user_id=row["user_id"],
         ),
+        topic=row["topic"],
+        confidence=row["confidence"],
+        message_id=row["message_id"],
     )
 
 
@@ -548,8 +551,9 @@ class MemoryStore:
         async with conn.execute(
             "INSERT INTO memories (scope, type, content, content_key, tags, "
             "valid_from, expires_at, created_at, updated_at, origin, "
-            "conversation_id, agent_id, device_id, user_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "conversation_id, agent_id, device_id, user_id, topic, confidence, "
+            "message_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
             "RETURNING id",
             (
@@ -567,6 +571,9 @@ class MemoryStore:
                 source.agent_id,
                 source.device_id,
                 source.user_id,
+                memory.topic,
+                memory.confidence,
+                memory.message_id,
             ),
         ) as cursor:
             row = await cursor.fetchone()
