@@ -235,7 +235,7 @@ class EmbeddingRuntime:
         return f"{self.entry.data[CONF_PROVIDER]} {self.entry.data[CONF_MODEL]}"
 
     async def async_start(self) -> None:
-        """Queue memories without vectors and read the first status."""
+        """Queue memories and messages without vectors; read the first status."""
         await self.queue.start()
         self._unsubscribe.append(self.breaker.add_listener(self._breaker_changed))
         self._unsubscribe.append(self.queue.store.add_listener(self.wake))
@@ -414,6 +414,12 @@ class EmbeddingRuntime:
                 "ready": status.queue.ready,
                 "error": status.queue.failed,
             },
+            "messages": {
+                "rebuilding": status.queue.messages_rebuilding,
+                "pending": status.queue.messages_pending,
+                "ready": status.queue.messages_ready,
+                "error": status.queue.messages_failed,
+            },
         }
 
 
@@ -436,14 +442,19 @@ async def async_setup_embedding(
     return runtime
 
 
-async def async_query_vector(entry: MemoryConfigEntry, text: str) -> Vector | None:
+async def async_query_vector(
+    entry: MemoryConfigEntry, text: str, *, messages: bool = False
+) -> Vector | None:
     """Embed a search query; None means search by keywords only.
 
-    Never slower than the breaker allows: at most `QUERY_TIMEOUT` seconds
-    once, then immediate while the provider is down. For `memory.search` and
+    For memories, or with `messages` for the conversation log (each is None
+    while its own collection is being re-embedded). Never slower than the
+    breaker allows: at most `QUERY_TIMEOUT` seconds once, then immediate
+    while the provider is down; the same text asked again (memories, then
+    messages) is served from the queue's cache. For `memory.search` and
     automatic recall.
     """
     runtime = entry.runtime_data.embedding
     if runtime is None:
         return None
-    return await runtime.queue.query_vector(text)
+    return await runtime.queue.query_vector(text, messages=messages)

@@ -332,7 +332,15 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
             hits = await entry.runtime_data.store.search(query)
             response["memories"] = [hit.as_dict() for hit in hits]
         if source != SOURCE_MEMORIES:
-            found = await entry.runtime_data.conversations.search(_message_query(query))
+            messages = _message_query(query)
+            # Embedded once per call (with `both`, the memories' vector comes
+            # back from the queue's cache); None while the messages are
+            # re-embedded or the provider is down: keywords only.
+            if (
+                vector := await async_query_vector(entry, query.text, messages=True)
+            ) is not None:
+                messages = replace(messages, vector=vector)
+            found = await entry.runtime_data.conversations.search(messages)
             response["messages"] = [hit.as_dict() for hit in found]
     except StoreError as err:
         raise _store_error(err) from err

@@ -70,7 +70,7 @@ def sql(path: Path, statement: str, *args: object) -> list[tuple[object, ...]]:
 
 @pytest.fixture
 async def store(store_factory: StoreFactory) -> MemoryStore:
-    """Open a keyword-only store (the log does not use vectors)."""
+    """Open a keyword-only store (vectors: test_message_vectors.py)."""
     return await store_factory(model=None)
 
 

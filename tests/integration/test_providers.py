@@ -424,6 +424,7 @@ async def test_diagnostics_redact_and_count(
         "down_since": None,
         "rebuilding": False,
         "jobs": {"pending": 0, "ready": 1, "error": 0},
+        "messages": {"rebuilding": False, "pending": 0, "ready": 0, "error": 0},
     }
 
 

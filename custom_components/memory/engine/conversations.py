@@ -10,11 +10,20 @@ conversation id is an attribute. Every message carries the scope of the
 person who was speaking (or the household), which is what searches filter
 on: one person's conversations never reach another person's results.
 Messages are never edited, only added and erased.
+
+With an embedding model, user and assistant messages also get vectors (made
+by `embedding_queue.py`, kept in `message_embeddings`), and a search given a
+query vector ranks by both signals with the same fusion as memories. The
+vectors are searched through an in-memory int8 index (`NumpyIndex`) that is
+derived data: it catches up from the table on each semantic search, and
+purges take their ids out of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -22,12 +31,27 @@ import sqlite3
 from typing import Any, Final
 
 import aiosqlite
+import numpy as np
 
-from .errors import InvalidInputError, InvalidLimitError
-from .fusion import keyword_scores
-from .models import HOUSEHOLD, MAX_SEARCH_LIMIT, from_timestamp, to_timestamp
-from .store import MemoryStore, validate_scope
+from .errors import InvalidInputError, InvalidLimitError, StoreError
+from .fusion import fuse
+from .models import (
+    HOUSEHOLD,
+    MAX_SEARCH_LIMIT,
+    Signal,
+    Vector,
+    from_timestamp,
+    to_timestamp,
+)
+from .store import (
+    EXACT_SCAN_MAX,
+    SEMANTIC_OVERSAMPLE,
+    SEMANTIC_POOL,
+    MemoryStore,
+    validate_scope,
+)
 from .text import fts_match_expression, query_terms, term_coverage
+from .vectors import NumpyIndex, as_unit_vector
 
 # Longer texts are cut (with a marker): a chat message is not a memory, and a
 # tool result (an entity dump, say) should not bloat the database.
@@ -38,6 +62,24 @@ KEYWORD_POOL: Final = 50
 # FTS5 column weights: content, data (tool calls and results).
 BM25_WEIGHTS: Final = (1.0, 0.3)
 _CHUNK: Final = 500
+_LOAD_BATCH: Final = 4096
+
+# What is embedded: user and assistant messages with at least this many
+# characters once trimmed, cut to the first EMBEDDED_MAX_CHARS (a memory's
+# limit; embedding models read a few hundred words at most). Tool results
+# (entity dumps, JSON) and one-word replies ("OK.", "Done.", "Thank you!")
+# are left to keyword search: their vectors would cost provider calls and
+# memory and match nearly any question.
+EMBEDDED_ROLES: Final = ("user", "assistant")
+MIN_EMBEDDED_CHARS: Final = 12
+EMBEDDED_MAX_CHARS: Final = 2_000
+_BLANK: Final = " \t\n\r"
+# The same rule in SQL, for the queue (rows aliased `m`).
+EMBEDDED_MESSAGES_SQL: Final = (
+    f"m.role IN ('{EMBEDDED_ROLES[0]}', '{EMBEDDED_ROLES[1]}') AND "
+    "length(trim(m.content, ' ' || char(9, 10, 13))) >= "
+    f"{MIN_EMBEDDED_CHARS}"
+)
 
 _MESSAGE_COLUMNS: Final = (
     "m.id, m.conversation, c.conversation_id, m.role, m.content, m.data, "
@@ -146,11 +188,13 @@ class StoredMessage:
 class MessageQuery:
     """A search of the log; empty text or `*` lists the newest messages.
 
-    Keyword only: messages have no vectors yet. Semantic search of the log
-    needs message embeddings, which the embedding queue does not make.
+    With `vector` (the query embedded by the store's model), messages are
+    also found by meaning; without it, or before any message has a vector
+    of that model, by keywords only.
     """
 
     text: str = ""
+    vector: Vector | None = None
     scopes: tuple[str, ...] | None = None
     since: datetime | None = None
     limit: int = 10
@@ -163,10 +207,20 @@ class MessageHit:
 
     message: StoredMessage
     score: float
+    matched: tuple[Signal, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """Return the message with its score."""
-        return {**self.message.as_dict(), "score": round(self.score, 4)}
+        """Return the message with its score and the signals that found it."""
+        return {
+            **self.message.as_dict(),
+            "score": round(self.score, 4),
+            "matched": [str(signal) for signal in self.matched],
+        }
+
+
+def embedding_text(content: str) -> str:
+    """Return the part of a message that is embedded (and hashed for the cache)."""
+    return content.strip(_BLANK)[:EMBEDDED_MAX_CHARS]
 
 
 def _cut(text: str) -> str:
@@ -224,6 +278,12 @@ class ConversationLog:
     def __init__(self, store: MemoryStore) -> None:
         """Use `store`'s connections; it must be open before any call."""
         self._store = store
+        # Vectors of the store's model, loaded on the first semantic search;
+        # `_indexed` is the last `message_embeddings.id` read into it.
+        self._index: NumpyIndex | None = None
+        self._dim = 0
+        self._indexed = 0
+        self._index_lock = asyncio.Lock()
 
     # -- writes -------------------------------------------------------------
 
@@ -338,6 +398,7 @@ class ConversationLog:
             if erased:
                 await self._optimize(conn)
         if erased:
+            await self._unindex(erased)
             await self._store.truncate_wal()
         return sorted(erased)
 
@@ -349,10 +410,12 @@ class ConversationLog:
         """
         before = to_timestamp(cutoff)
         async with self._store.transaction() as conn:
-            cursor = await conn.execute(
-                "DELETE FROM conversation_messages WHERE created_at < ?", (before,)
-            )
-            erased = cursor.rowcount
+            async with conn.execute(
+                "DELETE FROM conversation_messages WHERE created_at < ? RETURNING id",
+                (before,),
+            ) as cursor:
+                ids = [int(row[0]) for row in await cursor.fetchall()]
+            erased = len(ids)
             await conn.execute(
                 "DELETE FROM conversations WHERE updated_at < ? AND NOT EXISTS "
                 "(SELECT 1 FROM conversation_messages m "
@@ -362,6 +425,7 @@ class ConversationLog:
             if erased:
                 await self._optimize(conn)
         if erased:
+            await self._unindex(ids)
             await self._store.truncate_wal()
         return erased
 
@@ -433,7 +497,12 @@ class ConversationLog:
         return found
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
-        """Find messages by keywords, scored like memories (0..1, best first)."""
+        """Find messages by keywords and meaning, scored like memories.
+
+        0..1, best first; each hit names the signals that found it. Scope and
+        time filters apply to both signals in SQL, so a message outside the
+        query's scopes is never a candidate.
+        """
         if not 1 <= query.limit <= MAX_SEARCH_LIMIT:
             raise InvalidLimitError(
                 f"limit must be 1 to {MAX_SEARCH_LIMIT}",
@@ -450,43 +519,221 @@ class ConversationLog:
         if query.since is not None:
             clauses.append("m.created_at >= ?")
             params.append(to_timestamp(query.since))
-        where = " AND ".join(clauses) or "1"
+        filters = (" AND ".join(clauses) or "1", params)
         text = query.text.strip()
-        expression = None if text in {"", "*"} else fts_match_expression(text)
-        reader = self._store.reader
+        if text in {"", "*"} and query.vector is None:
+            return await self._recent(filters, query.limit)
+        # The vector scan runs in a worker thread: start it first so that it
+        # overlaps the FTS5 query, as the memory search does.
+        semantic_task = asyncio.create_task(self._semantic(query, filters))
+        try:
+            keyword = await self._keyword(text, filters, max(KEYWORD_POOL, query.limit))
+        except BaseException:
+            semantic_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StoreError):
+                await semantic_task
+            raise
+        semantic = await semantic_task
+        have = {hit[0] for hit in keyword}
+        outside = [item_id for item_id, _ in semantic if item_id not in have]
+        if outside and len(keyword) >= max(KEYWORD_POOL, query.limit):
+            # The keyword pool was full: semantic hits beyond it may match too.
+            keyword += await self._keyword(text, filters, len(outside), only=outside)
+        similarity = await self._similarity(query, semantic, [h[0] for h in keyword])
+        fused = fuse(keyword, semantic, similarity)
+        ranked = [entry for entry in fused if entry.score >= query.min_score][
+            : query.limit
+        ]
+        found = await self.get_messages([entry.id for entry in ranked])
+        return [
+            MessageHit(
+                message=found[entry.id], score=entry.score, matched=entry.signals
+            )
+            for entry in ranked
+            if entry.id in found
+        ]
+
+    async def _recent(
+        self, filters: tuple[str, list[Any]], limit: int
+    ) -> list[MessageHit]:
+        where, params = filters
+        async with self._store.reader.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+            [*params, limit],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [MessageHit(message=_row_to_message(row), score=1.0) for row in rows]
+
+    async def _keyword(
+        self,
+        text: str,
+        filters: tuple[str, list[Any]],
+        limit: int,
+        only: Sequence[int] = (),
+    ) -> list[tuple[int, float, float]]:
+        """FTS5 hits `(id, bm25, coverage)`, best first; `only` restricts ids."""
+        expression = fts_match_expression(text)
         if expression is None:
-            if text not in {"", "*"}:
-                return []  # only punctuation: nothing to search for
-            async with reader.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-                "JOIN conversations c ON c.id = m.conversation "
-                f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-                [*params, query.limit],
-            ) as cursor:
-                rows = await cursor.fetchall()
-            return [MessageHit(message=_row_to_message(row), score=1.0) for row in rows]
+            return []  # no words (only punctuation): nothing to match
+        where, params = filters
         weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
-        async with reader.execute(
+        restrict = f" AND m.id IN ({_marks(len(only))})" if only else ""
+        async with self._store.reader.execute(
             "SELECT m.id, m.content, m.data, "  # noqa: S608
             f"bm25(conversation_messages_fts, {weights}) AS rank "
             "FROM conversation_messages_fts JOIN conversation_messages m "
             "ON m.id = conversation_messages_fts.rowid "
-            f"WHERE conversation_messages_fts MATCH ? AND {where} "
+            f"WHERE conversation_messages_fts MATCH ? AND {where}{restrict} "
             "ORDER BY rank LIMIT ?",
-            [expression, *params, max(KEYWORD_POOL, query.limit)],
+            [expression, *params, *only, limit],
         ) as cursor:
             rows = await cursor.fetchall()
         terms = query_terms(text)
-        scored = keyword_scores(
-            [
-                (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
-                for row in rows
-            ]
-        )
-        ranked = [pair for pair in scored if pair[1] >= query.min_score][: query.limit]
-        found = await self.get_messages([item_id for item_id, _score in ranked])
         return [
-            MessageHit(message=found[item_id], score=score)
-            for item_id, score in ranked
-            if item_id in found
+            (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
+            for row in rows
         ]
+
+    # -- vectors ------------------------------------------------------------
+
+    async def _vector_index(self) -> tuple[str, int, NumpyIndex] | None:
+        """Return the index of the store's model, caught up with the table."""
+        model = self._store.model
+        if model is None:
+            return None
+        reader = self._store.reader
+        async with self._index_lock:
+            if self._index is None:
+                async with reader.execute(
+                    "SELECT dim, (SELECT count(*) FROM message_embeddings "
+                    "WHERE model = ?) FROM embedding_models WHERE model = ?",
+                    (model, model),
+                ) as cursor:
+                    row = await cursor.fetchone()
+                if row is None:
+                    return None  # nothing embedded by this model yet
+                self._dim = int(row[0])
+                self._index = NumpyIndex(self._dim, capacity=int(row[1]))
+                self._indexed = 0
+            index = self._index
+            async with reader.execute(
+                "SELECT id, message_id, vector FROM message_embeddings "
+                "WHERE id > ? AND model = ? ORDER BY id",
+                (self._indexed, model),
+            ) as cursor:
+                while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
+                    matrix = np.frombuffer(
+                        b"".join(row[2] for row in rows), dtype=np.float32
+                    ).reshape(len(rows), -1)
+                    await index.add([int(row[1]) for row in rows], matrix)
+                    self._indexed = int(rows[-1][0])
+        return model, self._dim, index
+
+    async def _unindex(self, ids: Sequence[int]) -> None:
+        """Take erased messages out of the index."""
+        async with self._index_lock:
+            if self._index is not None:
+                await self._index.remove(ids)
+
+    @property
+    def index_bytes(self) -> int:
+        """Memory held by the message vector index (0 until first used)."""
+        return 0 if self._index is None else self._index.nbytes
+
+    async def _semantic(
+        self, query: MessageQuery, filters: tuple[str, list[Any]]
+    ) -> list[tuple[int, float]]:
+        """Find the nearest messages `(id, cosine)` passing the filters, best first.
+
+        The int8 index proposes candidates; their float32 vectors, read with
+        the filters, are scored exactly. When a selective filter (one
+        person's messages) leaves too few, its subset is scanned exactly.
+        """
+        if query.vector is None:
+            return []
+        found = await self._vector_index()
+        if found is None:
+            return []
+        model, dim, index = found
+        unit = as_unit_vector(query.vector)
+        if len(unit) != dim:
+            return []  # not this model's query: keywords only
+        where, params = filters
+        pool = max(SEMANTIC_POOL, query.limit)
+        wanted = pool * SEMANTIC_OVERSAMPLE
+        candidates = await index.knn(unit, wanted)
+        base = (
+            "SELECT e.message_id, e.vector FROM message_embeddings e "  # noqa: S608
+            "JOIN conversation_messages m ON m.id = e.message_id "
+            f"WHERE e.model = ? AND {where}"
+        )
+        # knn returns min(k, size) ids: fewer than asked means all of them.
+        every = len(candidates) < wanted
+        if every:
+            scored = await _exact_scores(
+                self._store.reader, base, [model, *params], unit
+            )
+        else:
+            ids = [item_id for item_id, _score in candidates]
+            scored = await _exact_scores(
+                self._store.reader,
+                f"{base} AND e.message_id IN ({_marks(len(ids))})",
+                [model, *params, *ids],
+                unit,
+            )
+            if len(scored) < pool:
+                async with self._store.reader.execute(
+                    f"SELECT count(*) FROM ({base})",  # noqa: S608
+                    [model, *params],
+                ) as cursor:
+                    row = await cursor.fetchone()
+                if row is not None and len(scored) < int(row[0]) <= EXACT_SCAN_MAX:
+                    scored = await _exact_scores(
+                        self._store.reader, base, [model, *params], unit
+                    )
+        scored.sort(key=lambda pair: (-pair[1], pair[0]))
+        return scored[:pool]
+
+    async def _similarity(
+        self,
+        query: MessageQuery,
+        semantic: Sequence[tuple[int, float]],
+        ids: Sequence[int],
+    ) -> dict[int, float]:
+        """Exact cosines of keyword hits outside the semantic pool."""
+        pooled = {item_id for item_id, _score in semantic}
+        missing = sorted({item_id for item_id in ids if item_id not in pooled})
+        model = self._store.model
+        if not semantic or not missing or query.vector is None or model is None:
+            return {}
+        unit = as_unit_vector(query.vector)
+        scores: dict[int, float] = {}
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            scores.update(
+                await _exact_scores(
+                    self._store.reader,
+                    "SELECT message_id, vector FROM message_embeddings "  # noqa: S608
+                    f"WHERE model = ? AND message_id IN ({_marks(len(chunk))})",
+                    [model, *chunk],
+                    unit,
+                )
+            )
+        return scores
+
+
+async def _exact_scores(
+    conn: aiosqlite.Connection, sql: str, args: list[Any], unit: Vector
+) -> list[tuple[int, float]]:
+    """Cosines of `(id, vector)` rows with a unit query."""
+    async with conn.execute(sql, args) as cursor:
+        rows = list(await cursor.fetchall())
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+    scores = matrix.reshape(len(rows), -1) @ unit
+    return [
+        (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
+    ]

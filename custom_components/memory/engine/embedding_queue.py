@@ -9,6 +9,14 @@ back to a model) is copied from `embeddings` instead of asking the provider:
 the jobs table keys vectors by text hash, and purging a memory deletes its
 job and vector rows with it, so no copy outlives it.
 
+Conversation messages go through the same machinery with tables of their own
+(`message_embedding_jobs`, `message_embeddings`): user and assistant messages
+of at least `MIN_EMBEDDED_CHARS` characters are embedded, tool results and
+one-word replies are not (keyword search finds them). Memories come first:
+a batch of messages is taken only when no memory is due, so a memory added
+now waits for one batch at most, never for a backlog of old messages. The
+text-hash cache spans both (a message that repeats a memory costs nothing).
+
 Queries go through the same provider, but behind a circuit breaker: once the
 provider fails, or a query embedding takes longer than `QUERY_TIMEOUT`,
 queries get no vector (search answers from keywords at once) until a probe in
@@ -30,6 +38,7 @@ from typing import Final
 import aiosqlite
 import numpy as np
 
+from .conversations import EMBEDDED_MESSAGES_SQL, embedding_text
 from .errors import UnknownMemoryError, VectorDimensionError
 from .models import Vector
 from .providers import (
@@ -64,17 +73,6 @@ _ENQUEUE_CHUNK: Final = 1000
 _ERROR_CHARS: Final = 300
 
 
-# Statements completed with a list of "?" placeholders, never with values.
-_CACHED_SQL: Final = (
-    "SELECT j.text_hash, e.vector FROM embedding_jobs j JOIN embeddings e "
-    "ON e.model = j.model AND e.memory_id = j.memory_id WHERE j.model = ?"
-)
-_READY_SQL: Final = (
-    "UPDATE embedding_jobs SET state = 'ready', attempts = 0, error = NULL, "
-    "updated_at = ? WHERE model = ?"
-)
-
-
 def text_hash(text: str) -> bytes:
     """Hash a text as the cache keys it (with the model)."""
     return hashlib.sha256(text.encode("utf-8")).digest()
@@ -82,6 +80,47 @@ def text_hash(text: str) -> bytes:
 
 def _marks(count: int) -> str:
     return ",".join("?" * count)
+
+
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """Where one kind of text keeps its jobs: SQL identifiers, never values."""
+
+    name: str
+    items: str  # the table of texts
+    jobs: str
+    key: str  # the jobs' (and vectors') column naming the text's row
+    vectors: str
+    rebuilds: str
+    where: str  # which rows of `items` (alias m) are embedded at all
+    text: Callable[[str], str]  # what of a row's content is sent
+
+
+MEMORIES: Final = _Kind(
+    name="memories",
+    items="memories",
+    jobs="embedding_jobs",
+    key="memory_id",
+    vectors="embeddings",
+    rebuilds="embedding_rebuilds",
+    where="1",
+    text=_same,
+)
+MESSAGES: Final = _Kind(
+    name="messages",
+    items="conversation_messages",
+    jobs="message_embedding_jobs",
+    key="message_id",
+    vectors="message_embeddings",
+    rebuilds="message_embedding_rebuilds",
+    where=EMBEDDED_MESSAGES_SQL,
+    text=embedding_text,
+)
+_KINDS: Final = (MEMORIES, MESSAGES)
 
 
 class BreakerState(StrEnum):
@@ -161,13 +200,21 @@ class CircuitBreaker:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueueStatus:
-    """Counts of one model's jobs (never any content)."""
+    """Counts of one model's jobs (never any content).
+
+    `pending`, `ready`, `failed` and `rebuilding` are about memories (what
+    the progress sensor shows); the `messages_` fields about the log.
+    """
 
     model: str
     pending: int = 0
     ready: int = 0
     failed: int = 0
     rebuilding: bool = False
+    messages_pending: int = 0
+    messages_ready: int = 0
+    messages_failed: int = 0
+    messages_rebuilding: bool = False
 
     @property
     def total(self) -> int:
@@ -176,7 +223,7 @@ class QueueStatus:
 
     @property
     def progress(self) -> float:
-        """Share of jobs done (ready or given up), in percent."""
+        """Share of memory jobs done (ready or given up), in percent."""
         if not self.total:
             return 100.0
         return round(100.0 * (self.ready + self.failed) / self.total, 1)
@@ -184,7 +231,7 @@ class QueueStatus:
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    memory_id: int
+    item_id: int
     content: str
     text_hash: bytes
     attempts: int
@@ -202,11 +249,11 @@ async def count_missing(store: MemoryStore, model: str) -> int:
 
 
 class EmbeddingQueue:
-    """Embeds the memories of one store with one provider and model.
+    """Embeds the memories and messages of one store with one provider and model.
 
     Drive it with `start()` once, then `run_once()` whenever woken (a memory
-    was added) or when the delay it returned has passed; `query_vector()`
-    serves searches.
+    or message was added) or when the delay it returned has passed;
+    `query_vector()` serves searches.
     """
 
     def __init__(
@@ -228,10 +275,10 @@ class EmbeddingQueue:
         self.breaker = breaker or CircuitBreaker(clock)
         self.batch_size = batch_size
         self.query_timeout = query_timeout
-        self.rebuilding = False
         self._dim = dimensions
         self._clock = clock
-        self._watermark = 0
+        self._watermarks = dict.fromkeys(_KINDS, 0)
+        self._rebuilding = dict.fromkeys(_KINDS, False)
         self._query_cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._query_cache_size = QUERY_CACHE_SIZE
 
@@ -240,14 +287,24 @@ class EmbeddingQueue:
         """The model's vector length, once known."""
         return self._dim
 
+    @property
+    def rebuilding(self) -> bool:
+        """Whether existing memories are still being embedded (searches: keywords)."""
+        return self._rebuilding[MEMORIES]
+
+    @property
+    def messages_rebuilding(self) -> bool:
+        """Whether existing messages are still being embedded."""
+        return self._rebuilding[MESSAGES]
+
     # -- set-up ---------------------------------------------------------------
 
     async def start(self) -> int:
-        """Queue every memory without a job; return how many were queued.
+        """Queue every memory and message without a job; return how many.
 
-        The first time a model is used on memories that exist already, this
-        is a rebuild: searches stay keyword-only until it is done, so they
-        never rank against a half-embedded collection.
+        The first time a model is used on memories (or messages) that exist
+        already, this is a rebuild: their searches stay keyword-only until it
+        is done, so they never rank against a half-embedded collection.
         """
         async with self.store.reader.execute(
             "SELECT dim FROM embedding_models WHERE model = ?", (self.model,)
@@ -255,37 +312,42 @@ class EmbeddingQueue:
             row = await cursor.fetchone()
         if row is not None:
             self._dim = int(row[0])
+        total = 0
         async with self.store.transaction() as conn:
-            async with conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM embedding_jobs WHERE model = ?)",
-                (self.model,),
-            ) as cursor:
-                row = await cursor.fetchone()
-            known = bool(row and row[0])
-            added = await self._enqueue(conn, after=0)
-            if added and not known:
-                await conn.execute(
-                    "INSERT OR IGNORE INTO embedding_rebuilds (model, total, "
-                    "started_at) VALUES (?, ?, ?)",
-                    (self.model, added, self._clock()),
-                )
-            async with conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM embedding_rebuilds WHERE model = ?)",
-                (self.model,),
-            ) as cursor:
-                row = await cursor.fetchone()
-            self.rebuilding = bool(row and row[0])
-        return added
+            for kind in _KINDS:
+                async with conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM {kind.jobs} WHERE model = ?)",  # noqa: S608
+                    (self.model,),
+                ) as cursor:
+                    row = await cursor.fetchone()
+                known = bool(row and row[0])
+                added = await self._enqueue(conn, kind, after=0)
+                if added and not known:
+                    await conn.execute(
+                        f"INSERT OR IGNORE INTO {kind.rebuilds} (model, total, "  # noqa: S608
+                        "started_at) VALUES (?, ?, ?)",
+                        (self.model, added, self._clock()),
+                    )
+                async with conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM {kind.rebuilds} WHERE model = ?)",  # noqa: S608
+                    (self.model,),
+                ) as cursor:
+                    row = await cursor.fetchone()
+                self._rebuilding[kind] = bool(row and row[0])
+                total += added
+        return total
 
-    async def _enqueue(self, conn: aiosqlite.Connection, *, after: int) -> int:
-        """Queue memories with an id above `after` that have no job yet."""
+    async def _enqueue(
+        self, conn: aiosqlite.Connection, kind: _Kind, *, after: int
+    ) -> int:
+        """Queue texts with an id above `after` that have no job yet."""
         added = 0
         last = after
         while True:
             async with conn.execute(
-                "SELECT m.id, m.content FROM memories m WHERE m.id > ? AND NOT "
-                "EXISTS (SELECT 1 FROM embedding_jobs j WHERE j.model = ? AND "
-                "j.memory_id = m.id) ORDER BY m.id LIMIT ?",
+                f"SELECT m.id, m.content FROM {kind.items} m WHERE m.id > ? "  # noqa: S608
+                f"AND {kind.where} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
+                f"WHERE j.model = ? AND j.{kind.key} = m.id) ORDER BY m.id LIMIT ?",
                 (last, self.model, _ENQUEUE_CHUNK),
             ) as cursor:
                 rows = list(await cursor.fetchall())
@@ -293,77 +355,101 @@ class EmbeddingQueue:
                 break
             now = self._clock()
             await conn.executemany(
-                "INSERT OR IGNORE INTO embedding_jobs (memory_id, model, "
+                f"INSERT OR IGNORE INTO {kind.jobs} ({kind.key}, model, "  # noqa: S608
                 "text_hash, state, updated_at) VALUES (?, ?, ?, 'pending', ?)",
-                [(row[0], self.model, text_hash(row[1]), now) for row in rows],
+                [
+                    (row[0], self.model, text_hash(kind.text(row[1])), now)
+                    for row in rows
+                ],
             )
             added += len(rows)
             last = int(rows[-1][0])
-        async with conn.execute("SELECT coalesce(max(id), 0) FROM memories") as cur:
-            row = await cur.fetchone()
-        self._watermark = max(self._watermark, last, int(row[0]) if row else 0)
+        async with conn.execute(
+            f"SELECT coalesce(max(id), 0) FROM {kind.items}"  # noqa: S608
+        ) as cursor:
+            row = await cursor.fetchone()
+        newest = int(row[0]) if row else 0
+        self._watermarks[kind] = max(self._watermarks[kind], last, newest)
         return added
 
     async def sync(self) -> int:
-        """Queue memories added since the last look (cheap when there are none)."""
+        """Queue memories and messages added since the last look (cheap if none)."""
         async with self.store.reader.execute(
-            "SELECT coalesce(max(id), 0) FROM memories"
+            "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
+            "(SELECT coalesce(max(id), 0) FROM conversation_messages)"
         ) as cursor:
             row = await cursor.fetchone()
-        if row is None or int(row[0]) <= self._watermark:
+        assert row is not None  # noqa: S101 - a SELECT of two values
+        newer = [
+            kind
+            for kind, newest in zip(_KINDS, row, strict=True)
+            if int(newest) > self._watermarks[kind]
+        ]
+        if not newer:
             return 0
         async with self.store.transaction() as conn:
-            return await self._enqueue(conn, after=self._watermark)
+            return sum(
+                [
+                    await self._enqueue(conn, kind, after=self._watermarks[kind])
+                    for kind in newer
+                ]
+            )
 
     # -- the worker -----------------------------------------------------------
 
     async def run_once(self) -> float | None:
-        """Do one batch of work.
+        """Do one batch of work: memories first, then messages.
 
         Returns seconds until more work is due: 0 to call again at once, None
-        when nothing is pending (wait until a memory is added).
+        when nothing is pending (wait until a memory or message is added).
         """
         await self.sync()
         if not self.breaker.closed and not self.breaker.probe_due:
             return self.breaker.seconds_to_probe()
-        jobs = await self._due_jobs()
-        if jobs:
-            await self._process(jobs)
-            await self._finish_rebuild()
-        elif not self.breaker.closed:
-            await self._probe()
+        for kind in _KINDS:
+            if jobs := await self._due_jobs(kind):
+                await self._process(kind, jobs)
+                await self._finish_rebuilds()
+                break
         else:
-            await self._finish_rebuild()
-            return await self._next_due()
+            if not self.breaker.closed:
+                await self._probe()
+            else:
+                await self._finish_rebuilds()
+                return await self._next_due()
         return 0.0 if self.breaker.closed else self.breaker.seconds_to_probe()
 
-    async def _due_jobs(self) -> list[_Job]:
+    async def _due_jobs(self, kind: _Kind) -> list[_Job]:
         """Fresh jobs in a batch; a job that failed before goes alone."""
         base = (
-            "SELECT j.memory_id, m.content, j.text_hash, j.attempts "
-            "FROM embedding_jobs j JOIN memories m ON m.id = j.memory_id "
+            f"SELECT j.{kind.key}, m.content, j.text_hash, j.attempts "  # noqa: S608
+            f"FROM {kind.jobs} j JOIN {kind.items} m ON m.id = j.{kind.key} "
             "WHERE j.model = ? AND j.state = 'pending' "
         )
         reader = self.store.reader
         async with reader.execute(
-            base + "AND j.attempts = 0 ORDER BY j.memory_id LIMIT ?",
+            base + f"AND j.attempts = 0 ORDER BY j.{kind.key} LIMIT ?",
             (self.model, self.batch_size),
         ) as cursor:
             rows = list(await cursor.fetchall())
         if not rows:
             async with reader.execute(
                 base + "AND j.attempts > 0 AND j.next_attempt_at <= ? "
-                "ORDER BY j.next_attempt_at, j.memory_id LIMIT 1",
+                f"ORDER BY j.next_attempt_at, j.{kind.key} LIMIT 1",
                 (self.model, self._clock()),
             ) as cursor:
                 rows = list(await cursor.fetchall())
-        return [_Job(int(r[0]), str(r[1]), bytes(r[2]), int(r[3])) for r in rows]
+        return [
+            _Job(int(r[0]), kind.text(str(r[1])), bytes(r[2]), int(r[3])) for r in rows
+        ]
 
     async def _next_due(self) -> float | None:
         async with self.store.reader.execute(
-            "SELECT min(next_attempt_at) FROM embedding_jobs "
-            "WHERE model = ? AND state = 'pending'",
-            (self.model,),
+            "SELECT min(due) FROM (SELECT min(next_attempt_at) AS due FROM "
+            "embedding_jobs WHERE model = ? AND state = 'pending' UNION ALL "
+            "SELECT min(next_attempt_at) FROM message_embedding_jobs "
+            "WHERE model = ? AND state = 'pending')",
+            (self.model, self.model),
         ) as cursor:
             row = await cursor.fetchone()
         if row is None or row[0] is None:
@@ -371,18 +457,23 @@ class EmbeddingQueue:
         return max(float(row[0]) - self._clock(), 0.0)
 
     async def _cached(self, hashes: Sequence[bytes]) -> dict[bytes, Vector]:
-        """Vectors this model already made for the same texts."""
+        """Vectors this model already made for the same texts, of either kind."""
         marks = _marks(len(hashes))
-        sql = f"{_CACHED_SQL} AND j.text_hash IN ({marks})"
-        async with self.store.reader.execute(sql, (self.model, *hashes)) as cursor:
+        sql = " UNION ALL ".join(
+            f"SELECT j.text_hash, e.vector FROM {kind.jobs} j "  # noqa: S608
+            f"JOIN {kind.vectors} e ON e.model = j.model AND e.{kind.key} = "
+            f"j.{kind.key} WHERE j.model = ? AND j.text_hash IN ({marks})"
+            for kind in _KINDS
+        )
+        args = [arg for _kind in _KINDS for arg in (self.model, *hashes)]
+        async with self.store.reader.execute(sql, args) as cursor:
             rows = await cursor.fetchall()
         return {bytes(row[0]): np.frombuffer(row[1], dtype=np.float32) for row in rows}
 
-    async def _process(self, jobs: list[_Job]) -> None:
+    async def _process(self, kind: _Kind, jobs: list[_Job]) -> None:
         vectors = await self._cached(sorted({job.text_hash for job in jobs}))
         texts = {job.text_hash: job.content for job in jobs}
         missing = [digest for digest in texts if digest not in vectors]
-        failed: list[_Job] = []
         if missing:
             try:
                 matrix = await self.provider.embed([texts[d] for d in missing])
@@ -391,8 +482,10 @@ class EmbeddingQueue:
                 if err.provider_down:
                     self.breaker.record_failure(err)
                     return
-                failed = [job for job in jobs if job.text_hash in set(missing)]
-                await self._record_failure(failed, err)
+                refused = set(missing)
+                await self._record_failure(
+                    kind, [job for job in jobs if job.text_hash in refused], err
+                )
             else:
                 self.breaker.record_success()
                 vectors.update(zip(missing, matrix, strict=True))
@@ -401,15 +494,31 @@ class EmbeddingQueue:
             vector = vectors.get(job.text_hash)
             if vector is None:
                 continue
-            if not float(np.linalg.norm(vector)) > 0.0:
-                failed.append(job)
+            norm = float(np.linalg.norm(vector))
+            if not (np.isfinite(norm) and norm > 0.0):
                 await self._record_failure(
-                    [job], InvalidResponseError("the provider returned a zero vector")
+                    kind,
+                    [job],
+                    InvalidResponseError("the provider returned a zero vector"),
                 )
                 continue
-            usable[job.memory_id] = vector
-        if usable:
-            await self._store_vectors(usable)
+            usable[job.item_id] = vector
+        if not usable:
+            return
+        if kind is MEMORIES:
+            stored = await self._store_memory_vectors(usable)
+        else:
+            stored = await self._store_message_vectors(usable)
+        if stored and self._dim is None:
+            self._dim = len(next(iter(usable.values())))
+        if stored:
+            async with self.store.transaction() as conn:
+                await conn.execute(
+                    f"UPDATE {kind.jobs} SET state = 'ready', attempts = 0, "  # noqa: S608
+                    f"error = NULL, updated_at = ? WHERE model = ? AND "
+                    f"{kind.key} IN ({_marks(len(stored))})",
+                    (self._clock(), self.model, *stored),
+                )
 
     def _check_dimensions(self, dim: int) -> None:
         if self._dim is not None and dim != self._dim:
@@ -419,7 +528,8 @@ class EmbeddingQueue:
                 got=str(dim),
             )
 
-    async def _store_vectors(self, vectors: dict[int, Vector]) -> None:
+    async def _store_memory_vectors(self, vectors: dict[int, Vector]) -> list[int]:
+        """Through the store, which keeps its index in step; returns the ids."""
         try:
             await self.store.set_vectors(vectors)
         except UnknownMemoryError:
@@ -427,21 +537,73 @@ class EmbeddingQueue:
             alive = await self.store.get_many(list(vectors))
             vectors = {i: v for i, v in vectors.items() if i in alive}
             if not vectors:
-                return
+                return []
             await self.store.set_vectors(vectors)
         except VectorDimensionError as err:
             self.breaker.record_failure(
                 DimensionChangedError(str(err), **err.placeholders)
             )
-            return
-        if self._dim is None:
-            self._dim = len(next(iter(vectors.values())))
-        async with self.store.transaction() as conn:
-            marks = _marks(len(vectors))
-            sql = f"{_READY_SQL} AND memory_id IN ({marks})"
-            await conn.execute(sql, (self._clock(), self.model, *vectors))
+            return []
+        return list(vectors)
 
-    async def _record_failure(self, jobs: list[_Job], error: ProviderError) -> None:
+    async def _store_message_vectors(self, vectors: dict[int, Vector]) -> list[int]:
+        """Write unit vectors of messages that still exist; returns their ids.
+
+        The conversation log's index reads them from the table (by id) on its
+        next semantic search.
+        """
+        dims = {len(vector) for vector in vectors.values()}
+        alive: list[int] = []
+        async with self.store.transaction() as conn:
+            async with conn.execute(
+                "SELECT dim FROM embedding_models WHERE model = ?", (self.model,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            expected = int(row[0]) if row is not None else min(dims)
+            if dims != {expected}:
+                error = DimensionChangedError(
+                    f"{self.model} made {expected}-dimensional vectors, now "
+                    f"{sorted(dims)}",
+                    expected=str(expected),
+                    got=",".join(str(dim) for dim in sorted(dims)),
+                )
+            else:
+                error = None
+                if row is None:
+                    await conn.execute(
+                        "INSERT INTO embedding_models (model, dim, created_at) "
+                        "VALUES (?, ?, ?)",
+                        (self.model, expected, self._clock()),
+                    )
+                ids = sorted(vectors)
+                async with conn.execute(
+                    "SELECT id FROM conversation_messages "  # noqa: S608
+                    f"WHERE id IN ({_marks(len(ids))})",
+                    ids,
+                ) as cursor:
+                    alive = [int(found[0]) for found in await cursor.fetchall()]
+                await conn.executemany(
+                    "INSERT OR REPLACE INTO message_embeddings (message_id, model, "
+                    "vector) VALUES (?, ?, ?)",
+                    [
+                        (
+                            item_id,
+                            self.model,
+                            (vectors[item_id] / np.linalg.norm(vectors[item_id]))
+                            .astype(np.float32)
+                            .tobytes(),
+                        )
+                        for item_id in alive
+                    ],
+                )
+        if error is not None:
+            self.breaker.record_failure(error)
+            return []
+        return alive
+
+    async def _record_failure(
+        self, kind: _Kind, jobs: list[_Job], error: ProviderError
+    ) -> None:
         """Back off these jobs; after `MAX_ATTEMPTS` leave them in `error`."""
         now = self._clock()
         message = str(error)[:_ERROR_CHARS]
@@ -451,9 +613,9 @@ class EmbeddingQueue:
                 state = JOB_ERROR if attempts >= MAX_ATTEMPTS else JOB_PENDING
                 delay = RETRY_BASE * RETRY_FACTOR ** (attempts - 1)
                 await conn.execute(
-                    "UPDATE embedding_jobs SET state = ?, attempts = ?, "
+                    f"UPDATE {kind.jobs} SET state = ?, attempts = ?, "  # noqa: S608
                     "next_attempt_at = ?, error = ?, updated_at = ? "
-                    "WHERE model = ? AND memory_id = ?",
+                    f"WHERE model = ? AND {kind.key} = ?",
                     (
                         state,
                         attempts,
@@ -461,10 +623,10 @@ class EmbeddingQueue:
                         message,
                         now,
                         self.model,
-                        job.memory_id,
+                        job.item_id,
                     ),
                 )
-        _LOGGER.debug("Embedding of %s memories failed (%s)", len(jobs), error.key)
+        _LOGGER.debug("Embedding of %s %s failed (%s)", len(jobs), kind.name, error.key)
 
     async def _probe(self) -> None:
         try:
@@ -475,48 +637,62 @@ class EmbeddingQueue:
         else:
             self.breaker.record_success()
 
-    async def _finish_rebuild(self) -> None:
-        if not self.rebuilding:
+    async def _finish_rebuilds(self) -> None:
+        kinds = [kind for kind in _KINDS if self._rebuilding[kind]]
+        if not kinds:
             return
         async with self.store.transaction() as conn:
-            await conn.execute(
-                "DELETE FROM embedding_rebuilds WHERE model = ? AND NOT EXISTS "
-                "(SELECT 1 FROM embedding_jobs WHERE model = ? AND state = 'pending')",
-                (self.model, self.model),
-            )
-            async with conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM embedding_rebuilds WHERE model = ?)",
-                (self.model,),
-            ) as cursor:
-                row = await cursor.fetchone()
-        self.rebuilding = bool(row and row[0])
+            for kind in kinds:
+                await conn.execute(
+                    f"DELETE FROM {kind.rebuilds} WHERE model = ? AND NOT EXISTS "  # noqa: S608
+                    f"(SELECT 1 FROM {kind.jobs} WHERE model = ? AND state = 'pending')",
+                    (self.model, self.model),
+                )
+                async with conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM {kind.rebuilds} WHERE model = ?)",  # noqa: S608
+                    (self.model,),
+                ) as cursor:
+                    row = await cursor.fetchone()
+                self._rebuilding[kind] = bool(row and row[0])
 
     async def status(self) -> QueueStatus:
-        """Count this model's jobs by state."""
+        """Count this model's jobs by state, memories and messages apart."""
         async with self.store.reader.execute(
-            "SELECT state, count(*) FROM embedding_jobs WHERE model = ? GROUP BY state",
-            (self.model,),
+            "SELECT 'memories', state, count(*) FROM embedding_jobs WHERE model = ? "
+            "GROUP BY state UNION ALL SELECT 'messages', state, count(*) FROM "
+            "message_embedding_jobs WHERE model = ? GROUP BY state",
+            (self.model, self.model),
         ) as cursor:
-            counts = {str(row[0]): int(row[1]) for row in await cursor.fetchall()}
+            counts = {
+                (str(row[0]), str(row[1])): int(row[2])
+                for row in await cursor.fetchall()
+            }
         return QueueStatus(
             model=self.model,
-            pending=counts.get(JOB_PENDING, 0),
-            ready=counts.get(JOB_READY, 0),
-            failed=counts.get(JOB_ERROR, 0),
+            pending=counts.get(("memories", JOB_PENDING), 0),
+            ready=counts.get(("memories", JOB_READY), 0),
+            failed=counts.get(("memories", JOB_ERROR), 0),
             rebuilding=self.rebuilding,
+            messages_pending=counts.get(("messages", JOB_PENDING), 0),
+            messages_ready=counts.get(("messages", JOB_READY), 0),
+            messages_failed=counts.get(("messages", JOB_ERROR), 0),
+            messages_rebuilding=self.messages_rebuilding,
         )
 
     # -- queries --------------------------------------------------------------
 
-    async def query_vector(self, text: str) -> Vector | None:
+    async def query_vector(self, text: str, *, messages: bool = False) -> Vector | None:
         """Embed a query; None means search should use keywords only.
 
-        None while a rebuild runs, while the breaker is open (at once, without
-        touching the provider), for an empty query, and when the provider
-        fails or takes longer than `query_timeout` (which opens the breaker).
+        For memories, or with `messages` for the conversation log. None while
+        that collection is being rebuilt, while the breaker is open (at once,
+        without touching the provider), for an empty query, and when the
+        provider fails or takes longer than `query_timeout` (which opens the
+        breaker). A query asked for both comes from the cache the second time.
         """
         text = text.strip()
-        if not text or text == "*" or self.rebuilding or not self.breaker.closed:
+        rebuilding = self.messages_rebuilding if messages else self.rebuilding
+        if not text or text == "*" or rebuilding or not self.breaker.closed:
             return None
         key = text_hash(text)
         cached = self._query_cache.get(key)

@@ -243,6 +243,61 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             ON conversations (digest_state, digest_next_at)
         """,
     ),
+    # Message vectors: user and assistant messages are embedded by the same
+    # queue as memories (engine/embedding_queue.py), with jobs, vectors and
+    # rebuilds of their own. Purging a message cascades to its job and
+    # vector, hash included. `id` grows with every vector written (a replaced
+    # one too): the log's in-memory index catches up from the last id it read.
+    (
+        """
+        CREATE TABLE message_embeddings (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            message_id INTEGER NOT NULL
+                REFERENCES conversation_messages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL
+                REFERENCES embedding_models(model) ON DELETE CASCADE,
+            vector BLOB NOT NULL,
+            UNIQUE (model, message_id)
+        )
+        """,
+        "CREATE INDEX message_embeddings_message ON message_embeddings (message_id)",
+        """
+        CREATE TABLE message_embedding_jobs (
+            message_id INTEGER NOT NULL
+                REFERENCES conversation_messages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_hash BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'ready', 'error')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (model, message_id)
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE INDEX message_embedding_jobs_due
+            ON message_embedding_jobs (model, state, attempts, next_attempt_at)
+        """,
+        """
+        CREATE INDEX message_embedding_jobs_text
+            ON message_embedding_jobs (model, text_hash)
+        """,
+        """
+        CREATE INDEX message_embedding_jobs_message
+            ON message_embedding_jobs (message_id)
+        """,
+        # Like embedding_rebuilds: message search stays keyword-only while a
+        # model's row is here.
+        """
+        CREATE TABLE message_embedding_rebuilds (
+            model TEXT PRIMARY KEY,
+            total INTEGER NOT NULL,
+            started_at REAL NOT NULL
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
