@@ -50,7 +50,8 @@ from custom_components.memory.engine import (
 )
 from custom_components.memory.engine.fusion import CONTEXT_WEIGHT
 from custom_components.memory.engine.models import MAX_TAGS, from_timestamp
-from custom_components.memory.engine.vectors import as_unit_vector, quantize
+from custom_components.memory.engine.text import fts_match_expression
+from custom_components.memory.engine.vectors import as_unit_vector, vec0_codes
 
 from .conftest import (
     DIM,
@@ -1146,7 +1147,7 @@ async def test_purge_erases_every_copy(
     marker, tag_marker = "zqxjvlmarker", "purgetagqz"
     secret_vector = vector("secret")
     secret_unit = as_unit_vector(secret_vector)
-    secret_codes = quantize(secret_unit.reshape(1, -1))[0][0].tobytes()
+    secret_codes = vec0_codes(secret_unit.reshape(1, -1))[0].tobytes()
     others = await store.add_many(
         [memory(f"Everyday note {i} about the garden") for i in range(50)],
         vectors=[vector(i) for i in range(50)],
@@ -1760,3 +1761,280 @@ async def test_integrity_check_failure(open_store: StoreFactory, db_path: Path) 
 def test_database_bytes_without_files(tmp_path: Path) -> None:
     """No file yet: zero bytes."""
     assert MemoryStore(tmp_path / "absent.db").database_bytes() == 0
+
+
+# -- fast paths give the full ranking's results -------------------------------------
+
+_REFERENCE_BM25 = "bm25(memories_fts, 1.0, 0.5)"
+
+
+def _reference_keyword(
+    path: Path, text: str, scopes: tuple[str, ...], limit: int = 50
+) -> list[tuple[int, float]]:
+    """bm25 of every match joined and filtered, as search ranked before."""
+    expression = fts_match_expression(text)
+    with closing(sqlite3.connect(path)) as conn:
+        marks = ",".join("?" * len(scopes))
+        sql = f"SELECT m.id, {_REFERENCE_BM25} AS rank FROM memories_fts "  # noqa: S608
+        sql += (
+            "JOIN memories m ON m.id = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.status = 'active' "
+            f"AND m.scope IN ({marks}) ORDER BY rank, m.id LIMIT ?"
+        )
+        rows = conn.execute(sql, [expression, *scopes, limit]).fetchall()
+    return [(int(row[0]), float(row[1])) for row in rows]
+
+
+async def _apple_store(store_factory: StoreFactory) -> tuple[MemoryStore, list[int]]:
+    """600 memories with "apple": 20 of them Anna's, long (low bm25)."""
+    store = await store_factory()
+    rng = random.Random(5)
+    filler = ["garden", "kitchen", "table", "window", "morning", "evening", "orchard"]
+    memories = [
+        memory(f"apple note {i} " + " ".join(rng.choices(filler, k=rng.randint(1, 6))))
+        for i in range(580)
+    ]
+    memories += [
+        memory(
+            f"apple note anna {i} " + " ".join(rng.choices(filler, k=30)),
+            scope="person.anna",
+        )
+        for i in range(20)
+    ]
+    added = await store.add_many(memories)
+    return store, [result.item.id for result in added[580:]]
+
+
+async def test_keyword_pool_equals_full_ranking(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """FTS5's own top matches, filtered, equal ranking every match (both paths)."""
+    store, anna = await _apple_store(store_factory)
+    for scopes in ((HOUSEHOLD,), (HOUSEHOLD, "person.anna"), ("person.anna",)):
+        where, params = store._filters(SearchQuery(text="apple", scopes=scopes))
+        hits, cosines = await store._keyword(store.reader, "apple", (where, params), 10)
+        reference = _reference_keyword(db_path, "apple", scopes)
+        assert [hit[0] for hit in hits] == [item_id for item_id, _ in reference]
+        assert [hit[1] for hit in hits] == pytest.approx(
+            [bm25 for _, bm25 in reference]
+        )
+        assert cosines == {}
+    # Anna's memories rank below the first 200 matches: the filtered ranking
+    # falls back to every match and still finds them all.
+    assert set(anna).isdisjoint(
+        item_id
+        for item_id, _ in _reference_keyword(
+            db_path, "apple", (HOUSEHOLD, "person.anna"), 200
+        )
+    )
+    found = await store.search(
+        SearchQuery(text="apple", scopes=("person.anna",), limit=MAX_SEARCH_LIMIT)
+    )
+    assert sorted(ids(found)) == sorted(anna)
+
+
+async def test_pool_bm25_equals_full_ranking(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """bm25 of the semantic pool alone equals its value in the full ranking."""
+    store, anna = await _apple_store(store_factory)
+    extra = await store.add(memory("pear without the fruit word"))
+    reference = dict(_reference_keyword(db_path, "apple note", (HOUSEHOLD,), 1000))
+    some = sorted(reference)[::37]
+    hits = await store._keyword_of(store.reader, "apple note", [*some, extra.item.id])
+    assert [hit[0] for hit in hits] == sorted(some, key=lambda i: (reference[i], i))
+    assert [hit[1] for hit in hits] == [
+        pytest.approx(reference[i])
+        for i in sorted(some, key=lambda i: (reference[i], i))
+    ]
+    assert all(hit[2] == 1.0 for hit in hits)  # both words in each
+    assert await store._keyword_of(store.reader, "?!", some) == []
+    assert await store._keyword_of(store.reader, "apple note", []) == []
+    assert anna  # person-scoped ones exist but were not asked for
+
+
+async def test_keyword_hits_carry_their_exact_cosine(store: MemoryStore) -> None:
+    """The keyword query brings each hit's stored vector: its exact cosine."""
+    added = await store.add_many(
+        [memory(f"Boiler service note {i}") for i in range(8)],
+        vectors=[vector(i) if i % 2 else None for i in range(8)],
+    )
+    query = vector(99)
+    where, params = store._filters(SearchQuery(text="boiler"))
+    hits, cosines = await store._keyword(
+        store.reader, "boiler", (where, params), 10, as_unit_vector(query)
+    )
+    assert len(hits) == 8
+    expected = {
+        result.item.id: float(as_unit_vector(vector(i)) @ as_unit_vector(query))
+        for i, result in enumerate(added)
+        if i % 2
+    }
+    assert cosines == pytest.approx(expected, abs=1e-6)
+
+
+async def test_hybrid_scores_every_candidate_on_both_signals(
+    store_factory: StoreFactory,
+) -> None:
+    """With full pools, keyword hits get cosines and pool members get bm25."""
+    store = await store_factory()
+    words = ["heating", "boiler", "radiator", "thermostat"]
+    memories = [memory(f"{words[i % 4]} note number {i}") for i in range(120)]
+    vectors = [vector(i) for i in range(120)]
+    added = await store.add_many(memories, vectors=vectors)
+    query = SearchQuery(text="heating", vector=vector(5), limit=MAX_SEARCH_LIMIT)
+    hits = await store.search(query)
+    by_id = {hit.item.id: hit for hit in hits}
+    # Memory 5 (a "radiator" note) is nearest but not a keyword hit; memory 4
+    # ("heating") is a keyword hit whatever its cosine.
+    assert by_id[added[5].item.id].matched == SEMANTIC
+    assert Signal.KEYWORD in by_id[added[4].item.id].matched
+    keyword_hits = [hit for hit in hits if Signal.KEYWORD in hit.matched]
+    assert {hit.item.content.split()[0] for hit in keyword_hits} == {"heating"}
+    # Scores are the fused ones: the same search twice gives the same list.
+    assert [(hit.item.id, hit.score) for hit in await store.search(query)] == [
+        (hit.item.id, hit.score) for hit in hits
+    ]
+
+
+# -- batched add_many ----------------------------------------------------------------
+
+
+async def test_add_many_batch_equals_one_by_one(
+    store_factory: StoreFactory, tmp_path: Path, clock: FakeClock
+) -> None:
+    """Chunks of multi-row INSERTs give what single adds give, in order."""
+
+    def batch() -> list[NewMemory]:
+        items = [
+            memory(f"Batch memory {i}", tags=("batch", f"t{i % 3}") if i % 4 else ())
+            for i in range(1100)
+        ]
+        items[17] = memory("Twin of an existing one")
+        items[900] = memory("twin of an EXISTING one.", scope="person.anna")
+        items[901] = memory("Expired twin")
+        return items
+
+    results: list[list[tuple[int, bool, str, tuple[str, ...], str]]] = []
+    for name, one_by_one in (("batch", False), ("single", True)):
+        store = await store_factory(tmp_path / f"{name}.db")
+        await store.add(memory("Twin of an existing one"))
+        await store.add(memory("Twin of an existing one", scope="person.anna"))
+        await store.add(memory("Expired twin", expires_at=from_timestamp(clock() + 5)))
+        clock.advance(10)
+        if one_by_one:
+            added = [await store.add(item) for item in batch()]
+        else:
+            added = await store.add_many(batch())
+        results.append(
+            [
+                (r.item.id, r.created, r.item.content, r.item.tags, r.item.scope)
+                for r in added
+            ]
+        )
+        found = await store.search(SearchQuery(text="memory 1042", limit=1))
+        assert contents(found) == ["Batch memory 1042"]
+        tagged = await store.search(SearchQuery(text="", tags=("t2",), limit=50))
+        assert len(tagged) == 50
+        clock.advance(-10)
+    assert results[0] == results[1]
+    created = [entry[1] for entry in results[0]]
+    assert created.count(False) == 2
+    assert not created[17] and not created[900] and created[901]
+
+
+async def test_add_many_twins_in_one_batch(store: MemoryStore) -> None:
+    """A text repeated within one batch is stored once; the first is kept."""
+    added = await store.add_many(
+        [memory("Same thing", tags=("a",)), memory("same thing."), memory("Other")],
+        vectors=[vector(1), vector(2), vector(3)],
+    )
+    assert [result.created for result in added] == [True, False, True]
+    assert added[0].item.id == added[1].item.id
+    assert added[1].item.tags == ("a",)
+    hits = await store.search(SearchQuery(vector=vector(1), limit=1))
+    assert ids(hits) == [added[0].item.id]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+# -- auto backend by size ------------------------------------------------------------
+
+
+async def test_auto_prefers_numpy_for_large_indexes(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, db_path: Path
+) -> None:
+    """`auto` keeps vec0 up to AUTO_VEC0_MAX vectors, numpy above (dropping vec0)."""
+    monkeypatch.setattr(store_module, "AUTO_VEC0_MAX", 5)
+    store = await store_factory(vector_backend="auto")
+    assert store.vector_backend == "sqlite-vec"
+    # Decided when the index is built: growing past the bound keeps vec0.
+    added = await store.add_many(
+        [memory(f"Sized note {i}") for i in range(4)],
+        vectors=[vector(i) for i in range(4)],
+    )
+    added += await store.add_many(
+        [memory(f"Sized note {i}") for i in range(4, 8)],
+        vectors=[vector(i) for i in range(4, 8)],
+    )
+    assert store.vector_backend == "sqlite-vec"
+    before = await store.search(SearchQuery(vector=vector(3), limit=8))
+    await store.close()
+
+    def vec_tables() -> list[str]:
+        with closing(sqlite3.connect(db_path)) as conn:
+            return [
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE name LIKE 'vec\\_%' "
+                    "ESCAPE '\\' AND type = 'table'"
+                )
+                if "_" not in str(row[0])[4:]
+            ]
+
+    assert len(vec_tables()) == 1
+    large = await store_factory(vector_backend="auto")
+    assert large.vector_backend == "numpy"
+    assert (await large.stats()).vector_backend == "numpy"
+    assert vec_tables() == []
+    after = await large.search(SearchQuery(vector=vector(3), limit=8))
+    assert ids(after) == ids(before)
+    assert [h.score for h in after] == pytest.approx([h.score for h in before])
+    await large.set_vectors({added[0].item.id: vector(50)})
+    await large.close()
+    # Asked for by name, vec0 is rebuilt from the table, changes included.
+    explicit = await store_factory(vector_backend="sqlite-vec")
+    assert explicit.vector_backend == "sqlite-vec"
+    hits = await explicit.search(SearchQuery(vector=vector(50), limit=1))
+    assert ids(hits) == [added[0].item.id]
+
+
+async def test_vec0_table_of_the_old_layout_is_rebuilt(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """A cosine `vec0` table from an earlier version is replaced, not trusted."""
+    store = await store_factory(vector_backend="sqlite-vec")
+    added = await store.add_many(
+        [memory(f"Layout note {i}") for i in range(20)],
+        vectors=[vector(i) for i in range(20)],
+    )
+    await store.close()
+    table = store_module._model_table(MODEL)
+    with closing(sqlite3.connect(db_path)) as conn:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE {table} USING vec0("
+            f"embedding int8[{DIM}] distance_metric=cosine)"
+        )
+        # As many rows as vectors, all pointing the wrong way.
+        conn.executemany(
+            f"INSERT INTO {table} (rowid, embedding) VALUES (?, vec_int8(?))",  # noqa: S608
+            [(result.item.id, bytes([1] * DIM)) for result in added],
+        )
+        conn.commit()
+    reopened = await store_factory(vector_backend="sqlite-vec")
+    for i in (3, 17):
+        hits = await reopened.search(SearchQuery(vector=vector(i), limit=1))
+        assert ids(hits) == [added[i].item.id]
+        assert hits[0].score == pytest.approx(1.0, abs=1e-5)

@@ -11,7 +11,10 @@ import numpy.typing as npt
 import pytest
 import sqlite_vec
 
-from custom_components.memory.engine import InvalidVectorError
+from custom_components.memory.engine import (
+    InvalidVectorError,
+    vectors as vectors_module,
+)
 from custom_components.memory.engine.vectors import (
     BACKEND_NUMPY,
     BACKEND_SQLITE_VEC,
@@ -19,6 +22,9 @@ from custom_components.memory.engine.vectors import (
     SqliteVecIndex,
     as_unit_vector,
     quantize,
+    sign_bits,
+    vec0_codes,
+    vec0_scale,
 )
 
 from .conftest import unit, vector
@@ -150,7 +156,72 @@ async def test_numpy_index_grows_and_keeps_rows() -> None:
 
 def test_numpy_index_presized() -> None:
     """A bulk load of `capacity` rows is allocated once."""
-    assert NumpyIndex(4, capacity=5000).nbytes == 5000 * (8 + 4 + 4)
+    # id, 4 int8 codes, scale, one 64-bit word of sign bits
+    assert NumpyIndex(4, capacity=5000).nbytes == 5000 * (8 + 4 + 4 + 8)
+
+
+def test_sign_bits_pack_and_pad() -> None:
+    """Signs become bits, padded with zeros to whole 64-bit words."""
+    rows = np.asarray([[1, -1, 2, 0.5] * 4, [-1.0] * 16], dtype=np.float32)
+    bits = sign_bits(rows)
+    assert bits.shape == (2, 1)
+    assert bits.dtype == np.uint64
+    assert bits[0].tobytes() == bytes([0b10111011, 0b10111011]) + bytes(6)
+    assert bits[1].tobytes() == bytes(8)
+    assert sign_bits(_units(3, 384)).shape == (3, 6)
+
+
+def _clustered(count: int, dim: int, seed: int) -> npt.NDArray[np.float32]:
+    """Make unit vectors around 40 centres, like sentence embeddings by topic."""
+    rng = np.random.default_rng(seed)
+    centres = _units(40, dim, seed=seed + 1)
+    matrix = centres[rng.integers(0, 40, count)] + 0.03 * rng.standard_normal(
+        (count, dim)
+    )
+    units: npt.NDArray[np.float32] = (
+        matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    ).astype(np.float32)
+    return units
+
+
+async def test_numpy_index_shortlist_keeps_the_int8_top() -> None:
+    """Above the shortlist bound, the top 10 is the full int8 scan's top 10."""
+    DIM = 384  # noqa: N806 - the dimension of the models in use
+    assert vectors_module._SHORTLIST_MIN_ROWS < 30_000
+    vectors = _clustered(30_000, DIM, seed=8)
+    index = NumpyIndex(DIM)
+    ids = np.arange(1, 30_001)
+    for start in range(0, 30_000, 5000):
+        await index.add(list(ids[start : start + 5000]), vectors[start : start + 5000])
+    # Replace and remove some rows: the bits must stay aligned with their ids.
+    replaced = _clustered(1000, DIM, seed=9)
+    await index.add(list(ids[:1000]), replaced)
+    vectors[:1000] = replaced
+    await index.remove(list(ids[1000:2000]))
+    keep = np.ones(30_000, dtype=bool)
+    keep[1000:2000] = False
+    codes, scales = quantize(vectors)
+    rng = np.random.default_rng(10)
+    for row in rng.choice(np.flatnonzero(keep), size=20, replace=False):
+        query = unit(vectors[row] + 0.02 * rng.standard_normal(DIM))
+        full = (codes.astype(np.float32) @ query) * scales
+        full[~keep] = -np.inf
+        expected = ids[np.argsort(-full, kind="stable")[:10]]
+        found = [item_id for item_id, _score in await index.knn(query, 50)][:10]
+        assert found == list(expected)
+
+
+async def test_numpy_index_shortlist_is_by_sign() -> None:
+    """A row whose signs all differ from the query's is not scored when large."""
+    query = unit([1.0] + [0.001] * 63)
+    opposite = unit([1.0] + [-0.001] * 63)  # cosine 0.99998 with the query
+    for rows, expected_first in ((1000, True), (25_000, False)):
+        index = NumpyIndex(64)
+        await index.add(list(range(1, rows + 1)), _units(rows, 64, seed=11))
+        await index.add([0], opposite.reshape(1, -1))
+        found = [item_id for item_id, _score in await index.knn(query, 10)]
+        assert (found[0] == 0) is expected_first
+        assert (0 in found) is expected_first
 
 
 async def test_sqlite_vec_index(tmp_path: Path) -> None:
@@ -242,3 +313,41 @@ async def test_sqlite_vec_reader_on_a_snapshot_before_the_table(
         broken = SqliteVecIndex(writer, reader, "vec_test", 8)
         with pytest.raises(sqlite3.OperationalError):
             await broken.knn(np.full(16, 0.25, dtype=np.float32), 1)
+
+
+async def test_sqlite_vec_index_replaces_the_cosine_layout(tmp_path: Path) -> None:
+    """A table of the earlier layout (cosine, per-row scales) is re-created."""
+    async with aiosqlite.connect(tmp_path / "vec.db") as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        await conn.execute(
+            "CREATE VIRTUAL TABLE vec_test USING vec0("
+            "embedding int8[8] distance_metric=cosine)"
+        )
+        await conn.execute(
+            "INSERT INTO vec_test (rowid, embedding) VALUES (1, vec_int8(?))",
+            (bytes(range(1, 9)),),
+        )
+        index = SqliteVecIndex(conn, conn, "vec_test", 8)
+        await index.create()
+        assert await index.count() == 0
+        rows = list(
+            await conn.execute_fetchall(
+                "SELECT sql FROM sqlite_master WHERE name = 'vec_test'"
+            )
+        )
+        assert "cosine" not in rows[0][0]
+        vectors = _units(3, 8, seed=12)
+        await index.add([1, 2, 3], vectors)
+        await index.create()  # the new layout is kept
+        assert await index.count() == 3
+        best, score = (await index.knn(vectors[1], 1))[0]
+        assert best == 2
+        assert score == pytest.approx(1.0, abs=0.02)
+
+
+def test_vec0_codes_share_one_scale() -> None:
+    """vec0 codes: 127 at 8 sigmas of a unit vector's components, clipped."""
+    assert vec0_scale(64) == pytest.approx(127.0)
+    rows = np.asarray([[0.5, -0.25, 2.0, -2.0] + [0.0] * 60], dtype=np.float32)
+    assert vec0_codes(rows)[0, :4].tolist() == [64, -32, 127, -127]

@@ -1,8 +1,9 @@
 """The memory store: one SQLite file, keyword and vector search, safe writes.
 
-Two aiosqlite connections: a writer used under an asyncio lock (one
-serialised writer, whole transactions) and a reader for searches, which in
-WAL mode never waits for a write and only sees committed data.
+Three aiosqlite connections: a writer used under an asyncio lock (one
+serialised writer, whole transactions) and two readers for searches (one
+for the keyword side, one for the vector side, so that they run side by
+side), which in WAL mode never wait for a write and only see committed data.
 """
 
 from __future__ import annotations
@@ -88,12 +89,24 @@ type _Signals = tuple[
 # little: 50 and 200 gave the same recall on LoCoMo.
 KEYWORD_POOL: Final = 50
 SEMANTIC_POOL: Final = 50
+# FTS5 ranks its matches alone and hands over this many times the keyword
+# pool to be joined with `memories` and filtered (bench/engine.py: a third
+# of the keyword query's time at 100k memories).
+KEYWORD_OVERFETCH: Final = 4
 # The int8 index is asked for more than the pool, then re-scored exactly.
 SEMANTIC_OVERSAMPLE: Final = 4
+# With `vector_backend="auto"`, vec0 is used up to this many vectors of the
+# model (decided when the index is built, at open or with the first vectors)
+# and numpy above: vec0's scan (no SIMD in its PyPI build) costs ~0.45 ms per
+# 1,000 vectors on a 2-core Xeon against ~0.05 ms for numpy's (bench/engine.py):
+# hybrid p95 9.7-10.2 ms at 10k, at the edge of the 10 ms target, and 54 ms
+# at 100k, over the 50 ms one. An explicit "sqlite-vec" always uses vec0.
+AUTO_VEC0_MAX: Final = 5_000
 # Below this many filtered candidates, a selective filter scans exactly.
 EXACT_SCAN_MAX: Final = 20_000
 # FTS5 column weights: content, tags.
 BM25_WEIGHTS: Final = (1.0, 0.5)
+_BM25: Final = f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 _LOAD_BATCH: Final = 4096
 _BUSY_TIMEOUT_MS: Final = 10_000
 
@@ -107,6 +120,63 @@ _ITEM_COLUMNS: Final = (
 
 def _placeholders(count: int) -> str:
     return ",".join("?" * count)
+
+
+# An expired twin no longer counts: archive it (as expire_due would) so it
+# cannot swallow the new memory and then be archived with it.
+_ARCHIVE_EXPIRED_TWIN: Final = (
+    "UPDATE memories SET status = 'archived', updated_at = ?, "
+    "valid_to = coalesce(valid_to, expires_at) WHERE scope = ? "
+    "AND content_key = ? AND status = 'active' AND expires_at <= ?"
+)
+_INSERT_COLUMNS: Final = (
+    "scope",
+    "type",
+    "content",
+    "content_key",
+    "tags",
+    "valid_from",
+    "expires_at",
+    "created_at",
+    "updated_at",
+    "origin",
+    "conversation_id",
+    "agent_id",
+    "device_id",
+    "user_id",
+    "topic",
+    "confidence",
+    "message_id",
+)
+# Rows per multi-row INSERT: 500 x 17 values stays far below SQLite's
+# 32,766 bound parameters.
+_INSERT_CHUNK: Final = 500
+
+
+def _insert_row(
+    memory: NewMemory, content: str, tags: tuple[str, ...], key: str, now: float
+) -> tuple[Any, ...]:
+    """Values of `_INSERT_COLUMNS` for a validated memory."""
+    source = memory.source
+    return (
+        memory.scope,
+        str(memory.type),
+        content,
+        key,
+        " ".join(tags),
+        to_timestamp(memory.valid_from) or now,
+        to_timestamp(memory.expires_at),
+        now,
+        now,
+        str(source.origin),
+        source.conversation_id,
+        source.agent_id,
+        source.device_id,
+        source.user_id,
+        memory.topic,
+        memory.confidence,
+        memory.message_id,
+    )
 
 
 def _row_to_item(row: sqlite3.Row) -> MemoryItem:
@@ -219,6 +289,9 @@ class MemoryStore:
         self._clock = clock
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
+        # Searches' vector side (knn, exact re-scoring) reads through its own
+        # connection so that it runs beside their keyword side.
+        self._vector_reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
         self._index: VectorIndex | None = None
         self._sqlite_vec = False
@@ -257,6 +330,7 @@ class MemoryStore:
             async with self._writer.execute("PRAGMA journal_mode = WAL") as cursor:
                 await cursor.fetchall()
             self._reader = await self._connect()
+            self._vector_reader = await self._connect()
             self._sqlite_vec = await self._try_sqlite_vec()
             await self._load_index()
         except sqlite3.DatabaseError as err:
@@ -343,7 +417,7 @@ class MemoryStore:
             return False
         path = sqlite_vec.loadable_path()
         try:
-            for conn in (self._writer, self._reader):
+            for conn in (self._writer, self._reader, self._vector_reader):
                 assert conn is not None  # noqa: S101
                 await conn.enable_load_extension(True)
                 await conn.load_extension(path)
@@ -359,10 +433,10 @@ class MemoryStore:
         return True
 
     async def _model_dim(self, conn: aiosqlite.Connection, model: str) -> int | None:
-        async with conn.execute(
+        rows = await conn.execute_fetchall(
             "SELECT dim FROM embedding_models WHERE model = ?", (model,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        )
+        row = next(iter(rows), None)
         return int(row[0]) if row else None
 
     async def _load_index(self) -> None:
@@ -380,8 +454,21 @@ class MemoryStore:
             row = await cursor.fetchone()
         stored = int(row[0]) if row else 0
         index: VectorIndex
+        if (
+            self._sqlite_vec
+            and self._backend_choice == "auto"
+            and stored > AUTO_VEC0_MAX
+        ):
+            # vec0 (no SIMD in its PyPI build) scans too slowly for this many
+            # vectors: drop its table (derived data, rebuilt if ever used
+            # again) and search with numpy, as `vector_backend` then says.
+            await writer.execute(f"DROP TABLE IF EXISTS {_model_table(self._model)}")
+            self._sqlite_vec = False
         if self._sqlite_vec:
-            vec_index = SqliteVecIndex(writer, reader, _model_table(self._model), dim)
+            assert self._vector_reader is not None  # noqa: S101 - opened with reader
+            vec_index = SqliteVecIndex(
+                writer, self._vector_reader, _model_table(self._model), dim
+            )
             await vec_index.create()
             index = vec_index
             if await index.count() == stored:
@@ -450,14 +537,14 @@ class MemoryStore:
         if self._index is not None:
             await self._index.close()
             self._index = None
-        for conn in (self._reader, self._writer):
+        for conn in (self._vector_reader, self._reader, self._writer):
             if conn is not None:
                 try:
                     await conn.close()
                 except sqlite3.Error as err:  # pragma: no cover - best effort
                     _LOGGER.debug("Error closing memory database: %s", err)
                 await _thread_ended(conn)
-        self._reader = self._writer = None
+        self._vector_reader = self._reader = self._writer = None
 
     def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
         if self._writer is None or self._reader is None:
@@ -503,16 +590,12 @@ class MemoryStore:
         if any(unit is not None for unit in units) and self._model is None:
             raise InvalidInputError("the store has no embedding model for vectors")
         now = self._clock()
-        outcome: list[tuple[int, bool]] = []
         new_vectors: dict[int, Vector] = {}
         async with self._write_lock:
             await writer.execute("BEGIN IMMEDIATE")
             try:
-                for (memory, content, tags), unit in zip(prepared, units, strict=True):
-                    item_id, created = await self._insert(
-                        writer, memory, content, tags, now
-                    )
-                    outcome.append((item_id, created))
+                outcome = await self._insert_many(writer, prepared, now)
+                for (item_id, created), unit in zip(outcome, units, strict=True):
                     if created and unit is not None:
                         new_vectors[item_id] = unit
                 if new_vectors:
@@ -530,6 +613,78 @@ class MemoryStore:
             for item_id, created in outcome
         ]
 
+    async def _insert_many(
+        self,
+        conn: aiosqlite.Connection,
+        prepared: Sequence[tuple[NewMemory, str, tuple[str, ...]]],
+        now: float,
+    ) -> list[tuple[int, bool]]:
+        """Insert validated memories; return `(id, created)` for each, in order.
+
+        A few statements for the whole batch (one aiosqlite round trip is a
+        thread hand-off, which dominated the per-row version): expired twins
+        archived, the rows inserted with one multi-row INSERT per chunk, twins
+        looked up, tags written. A batch that repeats a text in one scope goes
+        row by row, so that its first copy is the one kept, as with `add`.
+        """
+        keys = [content_key(content) for _memory, content, _tags in prepared]
+        pairs = [
+            (memory.scope, key)
+            for (memory, _content, _tags), key in zip(prepared, keys, strict=True)
+        ]
+        if len(set(pairs)) < len(pairs):
+            return [
+                await self._insert(conn, memory, content, tags, now)
+                for memory, content, tags in prepared
+            ]
+        await conn.executemany(
+            _ARCHIVE_EXPIRED_TWIN, [(now, *pair, now) for pair in pairs]
+        )
+        created: dict[tuple[str, str], int] = {}
+        for start in range(0, len(prepared), _INSERT_CHUNK):
+            chunk = range(start, min(start + _INSERT_CHUNK, len(prepared)))
+            values = ", ".join(
+                ["(" + _placeholders(len(_INSERT_COLUMNS)) + ")"] * len(chunk)
+            )
+            rows = await conn.execute_fetchall(
+                f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES {values} "
+                "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
+                "RETURNING id, scope, content_key",
+                [
+                    value
+                    for i in chunk
+                    for value in _insert_row(*prepared[i], keys[i], now)
+                ],
+            )
+            created.update(((row[1], row[2]), int(row[0])) for row in rows)
+        existing: dict[tuple[str, str], int] = {}
+        twins = sorted(
+            {key for pair, key in zip(pairs, keys, strict=True) if pair not in created}
+        )
+        for start in range(0, len(twins), 500):
+            chunk_keys = twins[start : start + 500]
+            rows = await conn.execute_fetchall(
+                "SELECT id, scope, content_key FROM memories WHERE status = 'active' "
+                f"AND content_key IN ({_placeholders(len(chunk_keys))})",
+                chunk_keys,
+            )
+            existing.update(((row[1], row[2]), int(row[0])) for row in rows)
+        tag_rows = [
+            (created[pair], tag)
+            for (_memory, _content, tags), pair in zip(prepared, pairs, strict=True)
+            if pair in created
+            for tag in tags
+        ]
+        if tag_rows:
+            await conn.executemany(
+                "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)", tag_rows
+            )
+        # The conflict proves the twin exists.
+        return [
+            (created[pair], True) if pair in created else (existing[pair], False)
+            for pair in pairs
+        ]
+
     async def _insert(
         self,
         conn: aiosqlite.Connection,
@@ -539,44 +694,17 @@ class MemoryStore:
         now: float,
     ) -> tuple[int, bool]:
         key = content_key(content)
-        source = memory.source
         # An expired twin no longer counts: archive it (as expire_due would)
         # so it cannot swallow the new memory and then be archived with it.
-        await conn.execute(
-            "UPDATE memories SET status = 'archived', updated_at = ?, "
-            "valid_to = coalesce(valid_to, expires_at) WHERE scope = ? "
-            "AND content_key = ? AND status = 'active' AND expires_at <= ?",
-            (now, memory.scope, key, now),
-        )
-        async with conn.execute(
-            "INSERT INTO memories (scope, type, content, content_key, tags, "
-            "valid_from, expires_at, created_at, updated_at, origin, "
-            "conversation_id, agent_id, device_id, user_id, topic, confidence, "
-            "message_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        await conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, memory.scope, key, now))
+        rows = await conn.execute_fetchall(
+            f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
+            f"VALUES ({_placeholders(len(_INSERT_COLUMNS))}) "
             "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
             "RETURNING id",
-            (
-                memory.scope,
-                str(memory.type),
-                content,
-                key,
-                " ".join(tags),
-                to_timestamp(memory.valid_from) or now,
-                to_timestamp(memory.expires_at),
-                now,
-                now,
-                str(source.origin),
-                source.conversation_id,
-                source.agent_id,
-                source.device_id,
-                source.user_id,
-                memory.topic,
-                memory.confidence,
-                memory.message_id,
-            ),
-        ) as cursor:
-            row = await cursor.fetchone()
+            _insert_row(memory, content, tags, key, now),
+        )
+        row = next(iter(rows), None)
         if row is not None:
             item_id = int(row[0])
             if tags:
@@ -585,12 +713,12 @@ class MemoryStore:
                     [(item_id, tag) for tag in tags],
                 )
             return item_id, True
-        async with conn.execute(
+        rows = await conn.execute_fetchall(
             "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
             "AND status = 'active'",
             (memory.scope, key),
-        ) as cursor:
-            existing = await cursor.fetchone()
+        )
+        existing = next(iter(rows), None)
         assert existing is not None  # noqa: S101 - the conflict proves it exists
         return int(existing[0]), False
 
@@ -779,13 +907,13 @@ class MemoryStore:
         items: dict[int, MemoryItem] = {}
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
-            async with conn.execute(
+            rows = await conn.execute_fetchall(
                 f"SELECT {_ITEM_COLUMNS} FROM memories m "
                 f"WHERE m.id IN ({_placeholders(len(chunk))})",
                 chunk,
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    items[row["id"]] = _row_to_item(row)
+            )
+            for row in rows:
+                items[row["id"]] = _row_to_item(row)
         return items
 
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any]]:
@@ -832,24 +960,29 @@ class MemoryStore:
             return await self._recent(reader, where, params, query.limit)
         # The vector scan runs in a worker thread: start it first so that it
         # overlaps the FTS5 query instead of queueing behind it.
-        semantic_task = asyncio.create_task(
-            self._semantic(reader, query, where, params)
-        )
+        unit = self._query_unit(query)
+        # The vector scan runs in a worker thread (numpy) or on its own
+        # connection (vec0): started first, it overlaps the FTS5 query.
+        semantic_task = asyncio.create_task(self._semantic(query, unit, where, params))
         try:
-            keyword = await self._keyword(reader, text, where, params, query.limit)
+            keyword, cosines = await self._keyword(
+                reader, text, (where, params), query.limit, unit
+            )
         except BaseException:
             semantic_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, StoreError):
                 await semantic_task
             raise
         semantic = await semantic_task
-        keyword, similarity = await self._complete(
-            reader,
-            query,
-            (where, params),
-            (keyword, semantic, {}),
-            [*(hit[0] for hit in keyword), *(item_id for item_id, _ in semantic)],
+        # Keyword hits outside the semantic pool keep the cosine their row
+        # brought; pool members outside the keyword pool get their bm25.
+        pooled = {item_id for item_id, _score in semantic}
+        similarity = (
+            {i: score for i, score in cosines.items() if i not in pooled}
+            if semantic
+            else {}
         )
+        keyword = await self._complete_keyword(reader, query, keyword, pooled)
         fused = fuse(keyword, semantic, similarity)
         if query.context and fused:
             fused = await self._context(
@@ -878,33 +1011,133 @@ class MemoryStore:
             SearchHit(item=_row_to_item(row), score=1.0, matched=()) for row in rows
         ]
 
+    def _query_unit(self, query: SearchQuery) -> Vector | None:
+        """Return the query's unit vector, or None when no index can use it."""
+        if query.vector is None or self._model is None:
+            return None
+        unit = as_unit_vector(query.vector)
+        if self._index is None:
+            return None
+        if len(unit) != self._index.dim:
+            raise VectorDimensionError(
+                f"model {self._model} makes {self._index.dim}-dimensional "
+                f"vectors, the query has {len(unit)}",
+                expected=str(self._index.dim),
+                got=str(len(unit)),
+            )
+        return unit
+
     async def _keyword(
         self,
         conn: aiosqlite.Connection,
         text: str,
-        where: str,
-        params: list[Any],
+        filters: tuple[str, list[Any]],
         limit: int,
-        only: Sequence[int] = (),
-    ) -> list[tuple[int, float, float]]:
-        """FTS5 hits `(id, bm25, coverage)`, best first; `only` restricts ids."""
+        unit: Vector | None = None,
+    ) -> tuple[list[tuple[int, float, float]], dict[int, float]]:
+        """FTS5 hits `(id, bm25, coverage)` best first, and their cosines.
+
+        FTS5 ranks its matches on its own first (a bounded sort, without
+        touching `memories`), and only the best KEYWORD_OVERFETCH times the
+        pool are joined and filtered: far cheaper than joining every match
+        when a common word matches a third of the memories. Only when the
+        filters leave too few of those is every match joined. With `unit`,
+        each hit's stored vector comes along and its cosine is returned.
+        """
         expression = fts_match_expression(text)
         if expression is None:
-            return []
-        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
-        restrict = f" AND m.id IN ({_placeholders(len(only))})" if only else ""
-        async with conn.execute(
-            f"SELECT m.id, m.content, m.tags, bm25(memories_fts, {weights}) AS rank "
-            "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where}{restrict} ORDER BY rank LIMIT ?",
-            [expression, *params, *only, max(KEYWORD_POOL, limit)],
-        ) as cursor:
-            rows = await cursor.fetchall()
+            return [], {}
+        where, params = filters
+        pool = max(KEYWORD_POOL, limit)
+        vector = "NULL"
+        join = ""
+        args: list[Any] = []
+        if unit is not None:
+            vector = "e.vector"
+            join = "LEFT JOIN embeddings e ON e.model = ? AND e.memory_id = m.id "
+            args.append(self._model)
+        sql = (
+            f"WITH f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
+            "FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY rank, rowid LIMIT ?) "
+            f"SELECT m.id, m.content, m.tags, f.rank, {vector}, "
+            "(SELECT count(*) FROM f) FROM f CROSS JOIN memories m ON m.id = f.id "
+            f"{join}WHERE {where} ORDER BY f.rank, m.id LIMIT ?"
+        )
+        wanted = pool * KEYWORD_OVERFETCH
+        rows = list(
+            await conn.execute_fetchall(sql, [expression, wanted, *args, *params, pool])
+        )
+        if len(rows) < pool and (not rows or rows[0][5] >= wanted):
+            # The filters kept too few of the best matches: rank them all.
+            rows = list(
+                await conn.execute_fetchall(sql, [expression, -1, *args, *params, pool])
+            )
         terms = query_terms(text)
-        return [
+        hits = [
             (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
             for row in rows
         ]
+        cosines: dict[int, float] = {}
+        if unit is not None:
+            stored = [row for row in rows if row[4] is not None]
+            if stored:
+                matrix = np.frombuffer(
+                    b"".join(row[4] for row in stored), dtype=np.float32
+                ).reshape(len(stored), -1)
+                cosines = {
+                    int(row[0]): float(score)
+                    for row, score in zip(stored, matrix @ unit, strict=True)
+                }
+        return hits, cosines
+
+    async def _keyword_of(
+        self, conn: aiosqlite.Connection, text: str, ids: Sequence[int]
+    ) -> list[tuple[int, float, float]]:
+        """FTS5 hits among `ids` (which passed the filters already).
+
+        bm25 is computed for these rows only; FTS5 is kept the outer loop
+        (`CROSS JOIN`, `+rowid`) so that its statistics are gathered once,
+        not once per id.
+        """
+        expression = fts_match_expression(text)
+        if expression is None or not ids:
+            return []
+        hits: list[tuple[int, float, float]] = []
+        terms = query_terms(text)
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            rows = await conn.execute_fetchall(
+                f"SELECT memories_fts.rowid, {_BM25}, m.content, m.tags "
+                "FROM memories_fts CROSS JOIN memories m "
+                "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? "
+                f"AND +memories_fts.rowid IN ({_placeholders(len(chunk))})",
+                [expression, *chunk],
+            )
+            hits.extend(
+                (int(row[0]), float(row[1]), term_coverage(terms, f"{row[2]} {row[3]}"))
+                for row in rows
+            )
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
+
+    async def _complete_keyword(
+        self,
+        conn: aiosqlite.Connection,
+        query: SearchQuery,
+        keyword: list[tuple[int, float, float]],
+        ids: Iterable[int],
+    ) -> list[tuple[int, float, float]]:
+        """Add the bm25 of `ids` outside the keyword pool.
+
+        Only needed when the pool was full: if it was not, every match that
+        passes the filters is in it already.
+        """
+        have = {hit[0] for hit in keyword}
+        missing = sorted({item_id for item_id in ids if item_id not in have})
+        if not missing or len(keyword) < max(KEYWORD_POOL, query.limit):
+            return keyword
+        return keyword + await self._keyword_of(conn, query.text.strip(), missing)
 
     async def _similarity(
         self,
@@ -937,7 +1170,6 @@ class MemoryStore:
         self,
         conn: aiosqlite.Connection,
         query: SearchQuery,
-        filters: tuple[str, list[Any]],
         signals: _Signals,
         ids: Sequence[int],
     ) -> tuple[list[tuple[int, float, float]], dict[int, float]]:
@@ -947,14 +1179,8 @@ class MemoryStore:
         outside the keyword pool get their bm25 if the pool was full (if it
         was not, every match is in it already).
         """
-        where, params = filters
         keyword, semantic, similarity = signals
-        have = {hit[0] for hit in keyword}
-        missing = sorted({item_id for item_id in ids if item_id not in have})
-        if missing and len(keyword) >= max(KEYWORD_POOL, query.limit):
-            keyword = keyword + await self._keyword(
-                conn, query.text.strip(), where, params, len(missing), only=missing
-            )
+        keyword = await self._complete_keyword(conn, query, keyword, ids)
         similarity = similarity | await self._similarity(conn, query, semantic, ids)
         return keyword, similarity
 
@@ -1001,31 +1227,26 @@ class MemoryStore:
         new = sorted(set(neighbours) - known)
         if new:
             keyword, similarity = await self._complete(
-                conn, query, filters, (keyword, semantic, similarity), new
+                conn, query, (keyword, semantic, similarity), new
             )
             fused = fuse(keyword, semantic, similarity)
         return add_context(fused, neighbours)
 
     async def _semantic(
         self,
-        conn: aiosqlite.Connection,
         query: SearchQuery,
+        unit: Vector | None,
         where: str,
         params: list[Any],
     ) -> list[tuple[int, float]]:
-        if query.vector is None or self._model is None:
+        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
+
+        Reads through its own connection, so that it runs beside the keyword
+        query on the reader instead of queueing behind it.
+        """
+        if unit is None or self._index is None or self._vector_reader is None:
             return []
-        dim = await self._model_dim(conn, self._model)
-        unit = as_unit_vector(query.vector)
-        if dim is None or self._index is None:
-            return []
-        if len(unit) != dim:
-            raise VectorDimensionError(
-                f"model {self._model} makes {dim}-dimensional vectors, "
-                f"the query has {len(unit)}",
-                expected=str(dim),
-                got=str(len(unit)),
-            )
+        conn = self._vector_reader
         pool = max(SEMANTIC_POOL, query.limit)
         wanted = pool * SEMANTIC_OVERSAMPLE
         candidates = await self._index.knn(unit, wanted)
@@ -1046,11 +1267,11 @@ class MemoryStore:
         scored = await self._exact_scores(conn, sql, args, unit)
         if len(scored) < pool and not every:
             # A selective filter left too few of the pool: scan its subset.
-            async with conn.execute(
+            rows = await conn.execute_fetchall(
                 f"SELECT count(*) FROM ({base})", [self._model, *params]
-            ) as cursor:
-                row = await cursor.fetchone()
-            if row is not None and len(scored) < int(row[0]) <= EXACT_SCAN_MAX:
+            )
+            count = int(next(iter(rows))[0])
+            if len(scored) < count <= EXACT_SCAN_MAX:
                 scored = await self._exact_scores(
                     conn, base, [self._model, *params], unit
                 )
@@ -1061,8 +1282,7 @@ class MemoryStore:
     async def _exact_scores(
         conn: aiosqlite.Connection, sql: str, args: list[Any], unit: Vector
     ) -> list[tuple[int, float]]:
-        async with conn.execute(sql, args) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(await conn.execute_fetchall(sql, args))
         if not rows:
             return []
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
