@@ -1333,3 +1333,173 @@ class MemoryStore:
             except FileNotFoundError:
                 continue
         return total
+
+    # -- consolidation (engine/consolidation.py) ------------------------------
+
+    async def find_active(self, scope: str, content: str) -> MemoryItem | None:
+        """Find the active memory of `scope` whose text normalises like `content`."""
+        _writer, reader = self._require()
+        async with reader.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memories m WHERE m.scope = ? "
+            "AND m.content_key = ? AND m.status = 'active'",
+            (scope, content_key(content.strip())),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else _row_to_item(row)
+
+    async def active_by_topic(self, scope: str, topic: str) -> list[MemoryItem]:
+        """Active memories of `scope` with this exact topic, newest first."""
+        _writer, reader = self._require()
+        if not topic:
+            return []
+        async with reader.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memories m WHERE m.scope = ? "
+            "AND m.topic = ? AND m.topic != '' AND m.status = 'active' "
+            "ORDER BY m.updated_at DESC, m.id DESC LIMIT 50",
+            (scope, topic),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [_row_to_item(row) for row in rows]
+
+    async def stored_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        """Read the active model's unit vectors of `ids` (those that have one)."""
+        _writer, reader = self._require()
+        unique = sorted(set(ids))
+        if self._model is None or not unique:
+            return {}
+        vectors: dict[int, Vector] = {}
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            async with reader.execute(
+                "SELECT memory_id, vector FROM embeddings WHERE model = ? "
+                f"AND memory_id IN ({_placeholders(len(chunk))})",
+                [self._model, *chunk],
+            ) as cursor:
+                for row in await cursor.fetchall():
+                    vectors[int(row[0])] = np.frombuffer(row[1], dtype=np.float32)
+        return vectors
+
+    async def supersede(
+        self, old_id: int, new: NewMemory, *, also: Sequence[int] = ()
+    ) -> tuple[MemoryItem, MemoryItem]:
+        """Add `new` and mark `old_id` (and `also`) superseded by it, atomically.
+
+        The old memories keep their text: they get status `superseded`, a
+        link to the new one (`superseded_by`) and `valid_to` = now, so history
+        stays searchable with status `any`. Every old memory must exist, be
+        active and share the new memory's scope; otherwise nothing changes.
+        If `new` normalises like an active memory of its scope, that memory
+        is the replacement (and if it is `old_id` itself, nothing changes).
+        Returns `(new, old)`.
+        """
+        writer, _reader = self._require()
+        content, tags = validate_memory(new)
+        olds = list(dict.fromkeys([old_id, *also]))
+        now = self._clock()
+        async with self._write_lock:
+            current = await self.get_many(olds, conn=writer)
+            missing = [item_id for item_id in olds if item_id not in current]
+            if missing:
+                raise UnknownMemoryError(
+                    f"no memory with id {', '.join(map(str, missing))}",
+                    ids=", ".join(map(str, missing)),
+                )
+            for item in current.values():
+                if item.status is not MemoryStatus.ACTIVE or item.scope != new.scope:
+                    raise InvalidInputError(
+                        f"memory {item.id} is not active in the new memory's scope",
+                        id=str(item.id),
+                    )
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                new_id, _created = await self._insert(writer, new, content, tags, now)
+                replaced = [item_id for item_id in olds if item_id != new_id]
+                if replaced:
+                    await writer.execute(
+                        "UPDATE memories SET status = 'superseded', "
+                        "superseded_by = ?, valid_to = ?, updated_at = ? "
+                        f"WHERE id IN ({_placeholders(len(replaced))})",
+                        [new_id, now, now, *replaced],
+                    )
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            items = await self.get_many([new_id, old_id], conn=writer)
+        self._changed()
+        return items[new_id], items[old_id]
+
+    async def update_content(
+        self,
+        item_id: int,
+        *,
+        content: str,
+        confidence: float | None = None,
+        topic: str | None = None,
+    ) -> MemoryItem:
+        """Reword an active memory in place (digestion's near-duplicate merge).
+
+        The de-duplication key and the full-text index follow the new text.
+        Vectors of the old text are deleted (for every model) and the
+        memory's embedding jobs go back to pending with the new text, so no
+        vector ever describes words the memory no longer has. `confidence`
+        and `topic` are changed when given; `updated_at` is always refreshed.
+        Raises `InvalidInputError` if another active memory of the scope has
+        the same text.
+        """
+        writer, _reader = self._require()
+        now = self._clock()
+        async with self._write_lock:
+            item = (await self.get_many([item_id], conn=writer)).get(item_id)
+            if item is None:
+                raise UnknownMemoryError(
+                    f"no memory with id {item_id}", ids=str(item_id)
+                )
+            text, _tags = validate_memory(
+                NewMemory(content=content, source=item.source, scope=item.scope)
+            )
+            if item.status is not MemoryStatus.ACTIVE:
+                raise InvalidInputError(
+                    f"memory {item_id} is not active", id=str(item_id)
+                )
+            key = content_key(text)
+            async with writer.execute(
+                "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
+                "AND status = 'active' AND id != ?",
+                (item.scope, key, item_id),
+            ) as cursor:
+                twin = await cursor.fetchone()
+            if twin is not None:
+                raise InvalidInputError(
+                    f"memory {twin[0]} already has this text", id=str(twin[0])
+                )
+            reworded = text != item.content
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                await writer.execute(
+                    "UPDATE memories SET content = ?, content_key = ?, "
+                    "confidence = coalesce(?, confidence), "
+                    "topic = coalesce(?, topic), updated_at = ? WHERE id = ?",
+                    (text, key, confidence, topic, now, item_id),
+                )
+                if reworded:
+                    await writer.execute(
+                        "DELETE FROM embeddings WHERE memory_id = ?", (item_id,)
+                    )
+                    # The queue's text hash (embedding_queue.text_hash).
+                    digest = hashlib.sha256(text.encode("utf-8")).digest()
+                    await writer.execute(
+                        "UPDATE embedding_jobs SET text_hash = ?, state = 'pending', "
+                        "attempts = 0, next_attempt_at = 0, error = NULL, "
+                        "updated_at = ? WHERE memory_id = ?",
+                        (digest, now, item_id),
+                    )
+                await writer.execute("COMMIT")
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            if reworded and self._index is not None:
+                await self._index.remove([item_id])
+            updated = (await self.get_many([item_id], conn=writer))[item_id]
+        self._changed()
+        return updated
