@@ -21,6 +21,11 @@ from syrupy.assertion import SnapshotAssertion
 from custom_components.memory.const import CONF_PROVIDER, DOMAIN, PROVIDER_KEYWORD
 from tests.provider_servers import FakeEmbeddingServer
 
+from .integration.ai_task_agent import (
+    ScriptedAITask,
+    ai_task_config_flow,
+    async_setup_ai_task,
+)
 from .integration.assist import (
     AgentConfigFlow,
     Household,
@@ -106,6 +111,16 @@ async def assist_agent(
     """Assist Memory loaded, and a conversation agent using the Assist and Memory APIs."""
     with mock_config_flow("test", AgentConfigFlow):
         yield await async_setup_agent(hass)
+
+
+@pytest.fixture
+async def ai_task(hass: HomeAssistant) -> AsyncIterator[ScriptedAITask]:
+    """Set up a scripted AI Task entity, Home Assistant's preferred one.
+
+    Request it before `init_integration` so Assist Memory finds it at set-up.
+    """
+    with ai_task_config_flow():
+        yield await async_setup_ai_task(hass)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from homeassistant.helpers.typing import ConfigType
 from homeassistant.requirements import RequirementsNotFound, async_process_requirements
 from homeassistant.util import dt as dt_util
 
+from .ai_task import AITaskClient
 from .capture import ConversationCapture
 from .const import (
     DATABASE_FILE,
@@ -26,6 +27,7 @@ from .const import (
     SQLITE_VEC_REQUIREMENT,
 )
 from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
+from .digestion import Digestion, async_setup_digest_service
 from .embedding import async_setup_embedding, store_model
 from .engine import (
     ConversationLog,
@@ -35,6 +37,8 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
+from .export import async_setup_export
+from .profile import ProfileKeeper, async_setup_profile_service
 from .recall import memory_api
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
@@ -52,6 +56,9 @@ def database_path(hass: HomeAssistant) -> Path:
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the actions once, whether or not an entry loads."""
     async_setup_services(hass)
+    async_setup_digest_service(hass)
+    async_setup_export(hass)
+    async_setup_profile_service(hass)
     return True
 
 
@@ -120,12 +127,19 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     entry.async_on_unload(stop_midnight)
     conversations = ConversationLog(store)
     capture = ConversationCapture(hass, entry, conversations, usage)
+    # Digestion: ended conversations become memories through AI Task.
+    ai_task = AITaskClient(hass, entry, usage)
+    digestion = Digestion(hass, entry, store, conversations, ai_task, usage)
+    capture.on_ended = digestion.async_schedule
     entry.runtime_data = MemoryData(
         store=store,
         coordinator=coordinator,
         conversations=conversations,
         capture=capture,
         usage=usage,
+        ai_task=ai_task,
+        digestion=digestion,
+        profiles=ProfileKeeper(hass, entry),
         embedding=embedding,
     )
     entry.async_on_unload(capture.async_unsubscribe)
@@ -148,6 +162,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     if embedding is not None:
         embedding.start_worker()
+    entry.async_on_unload(digestion.async_stop)
+    await digestion.async_start()
+    entry.runtime_data.profiles.async_start()
 
     # Home Assistant does not unload entries when it stops: without this the
     # database threads outlive the event loop and stopping takes 10 s longer.
@@ -174,6 +191,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
 
 async def _async_stop_writers(entry: MemoryConfigEntry) -> None:
     """Stop everything that writes, in the order the store needs."""
+    # First: it reads and writes the store, and capture calls it.
+    await entry.runtime_data.digestion.async_stop()
+    await entry.runtime_data.profiles.async_stop()
     if (embedding := entry.runtime_data.embedding) is not None:
         # Before the store closes: the worker may be mid-transaction.
         await embedding.async_stop()

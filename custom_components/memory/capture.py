@@ -19,6 +19,7 @@ household's, even for a moment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 import sqlite3
@@ -42,6 +43,7 @@ from homeassistant.helpers.event import async_call_later, async_track_time_inter
 from homeassistant.helpers.json import json_dumps
 from homeassistant.util import dt as dt_util
 
+from .ai_task import in_ai_task_call
 from .const import (
     CONF_CONVERSATION_RETENTION_DAYS,
     CONF_SATELLITE_PERSONS,
@@ -222,6 +224,9 @@ class ConversationCapture:
         self._again = False
         # Content older than this was captured by a previous run (a reload).
         self._since = dt_util.utcnow()
+        # Told when a conversation that ended has been written (digestion).
+        self.on_ended: Callable[[], None] | None = None
+        self._ai_task_chats: set[str] = set()
 
     # -- life cycle ---------------------------------------------------------
 
@@ -312,12 +317,29 @@ class ConversationCapture:
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
     ) -> None:
         """Take in a chat log event; never raises into the conversation."""
-        if not self.enabled:
+        if not self.enabled or self._ours(conversation_id, event_type):
             return
         try:
             self._take(conversation_id, event_type, data)
         except Exception as err:  # noqa: BLE001 - capture must not break a turn
             LOGGER.debug("Could not capture a chat log event: %r", err)
+
+    def _ours(self, conversation_id: str, event_type: ChatLogEventType) -> bool:
+        """Whether this is the chat of one of our own AI Task calls.
+
+        Those are not the household's conversations (and digesting them would
+        loop). A timer set during such a call runs in its context too, so the
+        context alone only marks conversations that are not known yet.
+        """
+        if conversation_id in self._ai_task_chats:
+            if event_type == ChatLogEventType.DELETED:
+                self._ai_task_chats.discard(conversation_id)
+            return True
+        if in_ai_task_call() and conversation_id not in self._conversations:
+            if event_type != ChatLogEventType.DELETED:
+                self._ai_task_chats.add(conversation_id)
+            return True
+        return False
 
     def _take(
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
@@ -512,6 +534,10 @@ class ConversationCapture:
                 conversation.key = key
                 del conversation.pending[:taken]
                 conversation.dirty = False
+        ended = False
         for conversation_id, conversation in list(self._conversations.items()):
             if conversation.ended_at is not None and not conversation.pending:
                 del self._conversations[conversation_id]
+                ended = True
+        if ended and self.on_ended is not None:
+            self.on_ended()

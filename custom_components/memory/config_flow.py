@@ -22,9 +22,11 @@ from homeassistant.config_entries import (
 )
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.data_entry_flow import section
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
+    BooleanSelector,
     DeviceSelector,
     DeviceSelectorConfig,
     EntityFilterSelectorConfig,
@@ -45,7 +47,14 @@ from homeassistant.requirements import RequirementsNotFound
 import probatio
 
 from .const import (
+    CONF_AI_TASK_ENTITY,
+    CONF_AI_TASK_MAX_CALLS_PER_HOUR,
     CONF_CONVERSATION_RETENTION_DAYS,
+    CONF_DIGEST_IDLE_MINUTES,
+    CONF_DIGEST_MIN_USER_WORDS,
+    CONF_DIGEST_SKIP_AGENTS,
+    CONF_DIGEST_SKIP_DEVICES,
+    CONF_DIGESTION,
     CONF_DIMENSIONS,
     CONF_MIN_SCORE,
     CONF_MODEL,
@@ -55,7 +64,10 @@ from .const import (
     CONF_RECALL_MIN_SCORE,
     CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
+    DEFAULT_AI_TASK_MAX_CALLS_PER_HOUR,
     DEFAULT_CONVERSATION_RETENTION_DAYS,
+    DEFAULT_DIGEST_IDLE_MINUTES,
+    DEFAULT_DIGEST_MIN_USER_WORDS,
     DEFAULT_MIN_SCORE,
     DEFAULT_RECALL_BUDGET,
     DEFAULT_RECALL_MIN_SCORE,
@@ -63,6 +75,7 @@ from .const import (
     DOMAIN,
     LOGGER,
     MAX_CONVERSATION_RETENTION_DAYS,
+    MAX_DIGEST_IDLE_MINUTES,
     MAX_RECALL_BUDGET,
     PROVIDER_GEMINI,
     PROVIDER_KEYWORD,
@@ -524,6 +537,10 @@ CONF_SATELLITE = "satellite"
 CONF_PERSON = "person"
 CONF_REMOVE = "remove"
 SATELLITE_DOMAIN = "assist_satellite"
+# Options flow, init step: digestion's fields, in a collapsed section.
+DIGESTION_SECTION = "digestion_options"
+MAX_AI_TASK_CALLS_PER_HOUR = 1000
+MAX_DIGEST_MIN_USER_WORDS = 200
 
 
 class MemoryOptionsFlow(OptionsFlow):
@@ -548,6 +565,7 @@ class MemoryOptionsFlow(OptionsFlow):
                 CONF_CONVERSATION_RETENTION_DAYS: int(
                     user_input[CONF_CONVERSATION_RETENTION_DAYS]
                 ),
+                **self._digestion_options(user_input.get(DIGESTION_SECTION, {})),
             }
             if self._satellites() or options.get(CONF_SATELLITE_PERSONS):
                 return await self.async_step_satellites()
@@ -597,9 +615,97 @@ class MemoryOptionsFlow(OptionsFlow):
                         unit_of_measurement="d",
                     ),
                 ),
+                probatio.Optional(DIGESTION_SECTION, default={}): section(
+                    self._digestion_schema(), {"collapsed": True}
+                ),
             }
         )
         return self.async_show_form(step_id="init", data_schema=schema)
+
+    def _digestion_schema(self) -> probatio.Schema:
+        """Digestion: on/off, the AI Task entity and its cap, triggers, opt-outs."""
+        options = self.config_entry.options
+
+        def number(key: str, default: int, low: int, high: int, unit: str) -> Any:
+            return {
+                probatio.Required(key, default=options.get(key, default)): (
+                    NumberSelector(
+                        NumberSelectorConfig(
+                            min=low,
+                            max=high,
+                            step=1,
+                            mode=NumberSelectorMode.BOX,
+                            unit_of_measurement=unit,
+                        )
+                    )
+                )
+            }
+
+        return probatio.Schema(
+            {
+                probatio.Required(
+                    CONF_DIGESTION, default=options.get(CONF_DIGESTION, True)
+                ): BooleanSelector(),
+                # Empty: Home Assistant's preferred AI Task entity.
+                probatio.Optional(
+                    CONF_AI_TASK_ENTITY,
+                    description={
+                        "suggested_value": options.get(CONF_AI_TASK_ENTITY) or None
+                    },
+                ): EntitySelector(EntitySelectorConfig(domain="ai_task")),
+                **number(
+                    CONF_AI_TASK_MAX_CALLS_PER_HOUR,
+                    DEFAULT_AI_TASK_MAX_CALLS_PER_HOUR,
+                    1,
+                    MAX_AI_TASK_CALLS_PER_HOUR,
+                    "calls",
+                ),
+                **number(
+                    CONF_DIGEST_IDLE_MINUTES,
+                    DEFAULT_DIGEST_IDLE_MINUTES,
+                    0,
+                    MAX_DIGEST_IDLE_MINUTES,
+                    "min",
+                ),
+                **number(
+                    CONF_DIGEST_MIN_USER_WORDS,
+                    DEFAULT_DIGEST_MIN_USER_WORDS,
+                    0,
+                    MAX_DIGEST_MIN_USER_WORDS,
+                    "words",
+                ),
+                probatio.Required(
+                    CONF_DIGEST_SKIP_AGENTS,
+                    default=list(options.get(CONF_DIGEST_SKIP_AGENTS, [])),
+                ): EntitySelector(
+                    EntitySelectorConfig(domain="conversation", multiple=True)
+                ),
+                probatio.Required(
+                    CONF_DIGEST_SKIP_DEVICES,
+                    default=list(options.get(CONF_DIGEST_SKIP_DEVICES, [])),
+                ): DeviceSelector(
+                    DeviceSelectorConfig(
+                        entity=[EntityFilterSelectorConfig(domain=SATELLITE_DOMAIN)],
+                        multiple=True,
+                    )
+                ),
+            }
+        )
+
+    def _digestion_options(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Flatten the section into options, with ints where counts belong."""
+        values = self._digestion_schema()(dict(values))
+        return {
+            CONF_DIGESTION: bool(values[CONF_DIGESTION]),
+            CONF_AI_TASK_ENTITY: values.get(CONF_AI_TASK_ENTITY) or "",
+            CONF_AI_TASK_MAX_CALLS_PER_HOUR: int(
+                values[CONF_AI_TASK_MAX_CALLS_PER_HOUR]
+            ),
+            CONF_DIGEST_IDLE_MINUTES: int(values[CONF_DIGEST_IDLE_MINUTES]),
+            CONF_DIGEST_MIN_USER_WORDS: int(values[CONF_DIGEST_MIN_USER_WORDS]),
+            CONF_DIGEST_SKIP_AGENTS: list(values[CONF_DIGEST_SKIP_AGENTS]),
+            CONF_DIGEST_SKIP_DEVICES: list(values[CONF_DIGEST_SKIP_DEVICES]),
+        }
 
     async def async_step_satellites(
         self, user_input: dict[str, Any] | None = None

@@ -67,3 +67,16 @@ CONF_AI_TASK_MAX_CALLS_PER_HOUR: Final = "ai_task_max_calls_per_hour"
 DEFAULT_AI_TASK_MAX_CALLS_PER_HOUR: Final = 20
 # `memory.export` writes under <config>/memory/export/.
 EXPORT_FOLDER: Final = "export"
+# Digestion (digestion.py): turn ended conversations into memories.
+CONF_DIGESTION: Final = "digestion"
+# Digest a conversation left open this long (minutes); 0: only once it ends.
+CONF_DIGEST_IDLE_MINUTES: Final = "digest_idle_minutes"
+DEFAULT_DIGEST_IDLE_MINUTES: Final = 30
+MAX_DIGEST_IDLE_MINUTES: Final = 24 * 60
+# Conversations with fewer words from the user are not worth an AI Task call.
+CONF_DIGEST_MIN_USER_WORDS: Final = "digest_min_user_words"
+DEFAULT_DIGEST_MIN_USER_WORDS: Final = 5
+# Conversation agents (entity ids) and satellites (device ids) never digested.
+CONF_DIGEST_SKIP_AGENTS: Final = "digest_skip_agents"
+CONF_DIGEST_SKIP_DEVICES: Final = "digest_skip_devices"
+ISSUE_AI_TASK_UNAVAILABLE: Final = "ai_task_unavailable"

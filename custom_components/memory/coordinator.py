@@ -16,8 +16,11 @@ from .const import DOMAIN, LOGGER
 from .engine import ConversationLog, MemoryStore, StoreError, StoreStats
 
 if TYPE_CHECKING:
+    from .ai_task import AITaskClient
     from .capture import ConversationCapture
+    from .digestion import Digestion
     from .embedding import EmbeddingRuntime
+    from .profile import ProfileKeeper
     from .usage import UsageTracker
 
 # Bursts of writes (a bulk import) refresh the sensors once a second at most.
@@ -36,6 +39,12 @@ class MemoryData:
     conversations: ConversationLog
     capture: ConversationCapture
     usage: UsageTracker
+    # Digestion: the household's LLM through AI Task, and the pipeline that
+    # turns ended conversations into memories.
+    ai_task: AITaskClient
+    digestion: Digestion
+    # Each scope's profile, distilled through AI Task.
+    profiles: ProfileKeeper
     # The embedding worker and breaker; None on keyword-only search.
     embedding: EmbeddingRuntime | None = None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from homeassistant.components.sensor import (
@@ -21,6 +22,7 @@ from homeassistant.const import (
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
 from .coordinator import MemoryConfigEntry, MemoryStatsCoordinator
@@ -126,6 +128,35 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.conversations_today,
     ),
+    # Digestion (digestion.py) and the AI Task calls it and profiles make.
+    UsageSensorDescription(
+        key="ai_task_calls_today",
+        translation_key="ai_task_calls_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.ai_task_calls_today,
+    ),
+    UsageSensorDescription(
+        key="memories_added_today",
+        translation_key="memories_added_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.memories_added_today,
+    ),
+    UsageSensorDescription(
+        key="memories_updated_today",
+        translation_key="memories_updated_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.memories_updated_today,
+    ),
+    UsageSensorDescription(
+        key="memories_superseded_today",
+        translation_key="memories_superseded_today",
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        entity_category=EntityCategory.DIAGNOSTIC,
+        value_fn=lambda usage: usage.memories_superseded_today,
+    ),
 )
 
 
@@ -142,6 +173,12 @@ async def async_setup_entry(
     async_add_entities(
         UsageSensor(entry, entry.runtime_data.usage, description)
         for description in USAGE_SENSORS
+    )
+    async_add_entities(
+        [
+            DigestionWaitingSensor(entry),
+            LastDigestionSensor(entry, entry.runtime_data.usage),
+        ]
     )
     if (embedding := entry.runtime_data.embedding) is not None:
         async_add_entities([EmbeddingProgressSensor(embedding.coordinator)])
@@ -238,3 +275,67 @@ class UsageSensor(SensorEntity):
         if self.entity_description.attributes_fn is None:
             return None
         return self.entity_description.attributes_fn(self._usage.data)
+
+
+class DigestionWaitingSensor(SensorEntity):
+    """Conversations waiting for digestion, and why the last attempt failed."""
+
+    _attr_has_entity_name = True
+    _attr_should_poll = False
+    _attr_translation_key = "conversations_waiting"
+    _attr_state_class = SensorStateClass.MEASUREMENT
+    _attr_entity_category = EntityCategory.DIAGNOSTIC
+
+    def __init__(self, entry: MemoryConfigEntry) -> None:
+        """Put the count on the entry's service device."""
+        self._digestion = entry.runtime_data.digestion
+        self._usage = entry.runtime_data.usage
+        self._attr_unique_id = f"{entry.entry_id}_conversations_waiting"
+        self._attr_device_info = DeviceInfo(identifiers={(DOMAIN, entry.entry_id)})
+
+    async def async_added_to_hass(self) -> None:
+        """Follow the queue and the counters."""
+        self.async_on_remove(self._digestion.add_listener(self.async_write_ha_state))
+        self.async_on_remove(self._usage.add_listener(self.async_write_ha_state))
+
+    @property
+    def native_value(self) -> int:
+        """How many conversations are not digested yet."""
+        return self._digestion.waiting
+
+    @property
+    def extra_state_attributes(self) -> Mapping[str, Any]:
+        """Failures and their kind (never content), and whether AI Task is missing."""
+        usage = self._usage.data
+        return {
+            "ai_task_unavailable": self._digestion.unavailable,
+            "failures_today": usage.digestion_failures_today,
+            "last_error": usage.last_digestion_error,
+            "last_error_at": usage.last_digestion_error_at,
+        }
+
+
+class LastDigestionSensor(SensorEntity):
+    """When a conversation was last digested."""
+
+    _attr_has_entity_name = True
+    _attr_should_poll = False
+    _attr_translation_key = "last_digestion"
+    _attr_device_class = SensorDeviceClass.TIMESTAMP
+    _attr_entity_category = EntityCategory.DIAGNOSTIC
+
+    def __init__(self, entry: MemoryConfigEntry, usage: UsageTracker) -> None:
+        """Put the time on the entry's service device."""
+        self._usage = usage
+        self._attr_unique_id = f"{entry.entry_id}_last_digestion"
+        self._attr_device_info = DeviceInfo(identifiers={(DOMAIN, entry.entry_id)})
+
+    async def async_added_to_hass(self) -> None:
+        """Follow the counters."""
+        self.async_on_remove(self._usage.add_listener(self.async_write_ha_state))
+
+    @property
+    def native_value(self) -> datetime | None:
+        """The time, or None before the first digestion."""
+        last = self._usage.data.last_digestion
+        return dt_util.parse_datetime(last) if last else None

@@ -8,7 +8,7 @@ never any memory or message content.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
@@ -40,6 +40,18 @@ class Usage:
     last_recall_tokens: int | None = None
     last_recall_latency_ms: float | None = None
     last_recall_failure: str | None = None
+    # Digestion (digestion.py) and every AI Task call (ai_task.py).
+    ai_task_calls_today: int = 0
+    # Times (epoch s) of the calls of the last hour: the hourly cap's window.
+    ai_task_call_times: list[float] = field(default_factory=list)
+    memories_added_today: int = 0
+    memories_updated_today: int = 0
+    memories_superseded_today: int = 0
+    digestion_failures_today: int = 0
+    last_digestion: str | None = None
+    # The kind of the last failure (an error class, never content), and when.
+    last_digestion_error: str | None = None
+    last_digestion_error_at: str | None = None
 
 
 class UsageTracker:
@@ -82,6 +94,11 @@ class UsageTracker:
         self.data.memories_recalled_today = 0
         self.data.recall_failures_today = 0
         self.data.conversations_today = 0
+        self.data.ai_task_calls_today = 0
+        self.data.memories_added_today = 0
+        self.data.memories_updated_today = 0
+        self.data.memories_superseded_today = 0
+        self.data.digestion_failures_today = 0
         return True
 
     @callback
@@ -120,6 +137,38 @@ class UsageTracker:
         """Count a conversation whose first messages were kept."""
         self._roll()
         self.data.conversations_today += 1
+        self._changed()
+
+    def ai_task_calls_since(self, since: float) -> list[float]:
+        """Return the times of the AI Task calls made after `since` (epoch s), oldest first."""
+        return [t for t in self.data.ai_task_call_times if t > since]
+
+    @callback
+    def record_ai_task_call(self, when: float) -> None:
+        """Count one AI Task call made at `when` (epoch s)."""
+        self._roll()
+        # Only the last hour matters for the cap (see ai_task.py).
+        self.data.ai_task_call_times = [*self.ai_task_calls_since(when - 3600), when]
+        self.data.ai_task_calls_today += 1
+        self._changed()
+
+    @callback
+    def record_digestion(self, *, added: int, updated: int, superseded: int) -> None:
+        """Count what digesting one conversation changed."""
+        self._roll()
+        self.data.memories_added_today += added
+        self.data.memories_updated_today += updated
+        self.data.memories_superseded_today += superseded
+        self.data.last_digestion = dt_util.utcnow().isoformat()
+        self._changed()
+
+    @callback
+    def record_digestion_failure(self, error: str) -> None:
+        """Count a digestion that failed; `error` names its kind, no content."""
+        self._roll()
+        self.data.digestion_failures_today += 1
+        self.data.last_digestion_error = error
+        self.data.last_digestion_error_at = dt_util.utcnow().isoformat()
         self._changed()
 
     async def async_save(self) -> None:

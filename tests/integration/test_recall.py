@@ -382,6 +382,14 @@ async def test_options_without_satellites(
         CONF_RECALL_BUDGET: 200,
         CONF_RECALL_MIN_SCORE: 0.6,
         "conversation_retention_days": 7,
+        # Digestion's section, left collapsed: its defaults.
+        "digestion": True,
+        "ai_task_entity": "",
+        "ai_task_max_calls_per_hour": 20,
+        "digest_idle_minutes": 30,
+        "digest_min_user_words": 5,
+        "digest_skip_agents": [],
+        "digest_skip_devices": [],
     }
 
 

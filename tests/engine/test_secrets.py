@@ -1,0 +1,84 @@
+"""Secrets are redacted from transcripts and kept out of memories."""
+
+from __future__ import annotations
+
+import pytest
+
+from custom_components.memory.engine.secrets import REDACTED, has_secret, redact_secrets
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("The alarm code is 4512", "4512"),
+        ("the door code: 0000#", "0000#"),
+        ("My PIN is 1234", "1234"),
+        ("pin 9876 for the card", "9876"),
+        ("The wifi password is hunter22", "hunter22"),
+        ("password: correct-horse-battery", "correct-horse-battery"),
+        ("my passcode = 'abc123'", "abc123"),
+        ("the garage code becomes 7731", "7731"),
+        ("set the gate code to 2468", "2468"),
+        ("API key sk-proj-abcdefghijklmnop1234", "sk-proj-abcdefghijklmnop1234"),
+        ("use key AKIAIOSFODNN7EXAMPLE please", "AKIAIOSFODNN7EXAMPLE"),
+        ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghij"),
+        (
+            "bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+            "eyJhbGci",
+        ),
+        ("the access token is Zx9Qw8Er7Ty6Ui5Op4", "Zx9Qw8Er7Ty6Ui5Op4"),
+        (
+            "keep f3a9c2e18b7d4a6f9e0c1b2a3d4e5f60a1b2 safe",
+            "f3a9c2e18b7d4a6f9e0c1b2a3d4e5f60a1b2",
+        ),
+        (
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----",
+            "MIIEvQIBADANBg",
+        ),
+    ],
+)
+def test_secrets_are_redacted(text: str, secret: str) -> None:
+    """Labelled codes and passwords, and well-known key formats, are removed."""
+    redacted, count = redact_secrets(text)
+    assert secret not in redacted
+    assert REDACTED in redacted
+    assert count >= 1
+    assert has_secret(text)
+    assert not has_secret(redacted)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Anna lives in Portland",
+        "The zip code is 97201",
+        "My postal code: 10115",
+        "The code is wrong again",
+        "Mia's password is forgotten",
+        "The dentist appointment is at 3 pm on Tuesday",
+        "Ben's birthday is 1990-05-04",
+        "We have 2 cats and 1 dog",
+        "I forgot my password",
+        "Turn on the kitchen light",
+        # A label must be a whole word, not the start of one.
+        "Mia loves pineapple pizza",
+        "Ben is codependent on coffee",
+        "Anna found a recipe on Pinterest",
+        "",
+    ],
+)
+def test_ordinary_text_is_kept(text: str) -> None:
+    """What merely mentions codes, or holds numbers, stays as it is."""
+    assert redact_secrets(text) == (text, 0)
+    assert not has_secret(text)
+
+
+def test_counts_each_secret() -> None:
+    """Every secret is counted; the words around them stay."""
+    redacted, count = redact_secrets(
+        "Alarm code 1234, wifi password sunflower99 and I like tea"
+    )
+    assert count == 2
+    assert redacted == (
+        f"Alarm code {REDACTED}, wifi password {REDACTED} and I like tea"
+    )
