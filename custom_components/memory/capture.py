@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-import sqlite3
 from typing import Any, Final
 
 from homeassistant.components.conversation.chat_log import (
@@ -52,12 +51,12 @@ from .const import (
 )
 from .coordinator import MemoryConfigEntry
 from .engine import (
+    DATABASE_ERRORS,
     HOUSEHOLD,
     ConversationInfo,
     ConversationLog,
     MessageRole,
     NewMessage,
-    StoreError,
 )
 from .services import async_assistant_caller
 from .usage import UsageTracker
@@ -69,7 +68,7 @@ FLUSH_DELAY: Final = 1.0
 POLL_INTERVAL: Final = 5.0
 RETENTION_INTERVAL: Final = timedelta(hours=1)
 # What a write to the log may raise; capture logs it and goes on.
-WRITE_ERRORS: Final = (StoreError, sqlite3.Error)
+WRITE_ERRORS: Final = DATABASE_ERRORS
 
 type _Key = tuple[str, str, str]
 # (user id, device id, agent id) of whoever is speaking.

@@ -52,6 +52,7 @@ from .const import (
 from .coordinator import MemoryConfigEntry, loaded_entry
 from .embedding import async_query_vector
 from .engine import (
+    DATABASE_ERRORS,
     HOUSEHOLD,
     MAX_CONTENT_CHARS,
     ConversationLog,
@@ -340,7 +341,7 @@ class Digestion:
                     result = await self._digest(conversation)
                     if result.reason in ("unavailable", "rate_limited"):
                         return True  # the others would wait for the same
-        except StoreError as err:
+        except DATABASE_ERRORS as err:
             LOGGER.warning("Digestion could not read the conversation log: %s", err)
         finally:
             await self._refresh()
@@ -349,7 +350,7 @@ class Digestion:
     async def _refresh(self) -> None:
         try:
             self.waiting = await self.queue.count_waiting()
-        except StoreError:
+        except DATABASE_ERRORS:
             return
         for listener in list(self._listeners):
             listener()

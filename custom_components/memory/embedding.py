@@ -16,7 +16,6 @@ import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from homeassistant.const import CONF_API_KEY, CONF_URL
@@ -42,7 +41,7 @@ from .const import (
     PROVIDER_DOWN_ISSUE_SECONDS,
     PROVIDER_LOCAL,
 )
-from .engine import MemoryStore, StoreError
+from .engine import DATABASE_ERRORS, MemoryStore
 from .engine.embedding_queue import CircuitBreaker, EmbeddingQueue, QueueStatus
 from .engine.model_files import (
     HF_BASE_URL,
@@ -279,7 +278,7 @@ class EmbeddingRuntime:
             try:
                 delay = await self.queue.run_once()
                 counts = await self.queue.status()
-            except (StoreError, sqlite3.Error) as err:
+            except DATABASE_ERRORS as err:
                 LOGGER.warning("Embedding work failed, retrying later: %s", err)
                 delay = _WORKER_RETRY_SECONDS
                 # The entities show as unavailable until the next good pass.

@@ -21,7 +21,6 @@ import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-import sqlite3
 from typing import Any, Final
 
 from homeassistant.core import (
@@ -42,6 +41,7 @@ from .ai_task import AITaskError, AITaskRateLimited
 from .const import DOMAIN, LOGGER
 from .coordinator import MemoryConfigEntry, loaded_entry
 from .engine import (
+    DATABASE_ERRORS,
     HOUSEHOLD,
     MemoryItem,
     MemoryType,
@@ -267,7 +267,7 @@ class ProfileKeeper:
     async def _refresh_all(self, threshold: int) -> None:
         try:
             await self.async_refresh(threshold=threshold)
-        except (StoreError, sqlite3.Error) as err:
+        except DATABASE_ERRORS as err:
             # Retried at the next trigger; the old profiles stay meanwhile.
             LOGGER.warning("Profiles could not be refreshed: %s", err)
 

@@ -6,6 +6,7 @@ Most tests run on both vector backends through the `store` fixture.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from contextlib import closing
 from datetime import UTC, datetime
 import logging
@@ -2038,3 +2039,62 @@ async def test_vec0_table_of_the_old_layout_is_rebuilt(
         hits = await reopened.search(SearchQuery(vector=vector(i), limit=1))
         assert ids(hits) == [added[i].item.id]
         assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_close_lets_a_write_in_flight_finish(open_store: StoreFactory) -> None:
+    """Unloading while retention or digestion writes commits that write first."""
+    store = await open_store()
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow_write() -> None:
+        async with store.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO memories (scope, type, content, content_key, "
+                "created_at, updated_at, origin) "
+                "VALUES ('household', 'fact', 'Late write', 'late write', 0, 0, 'tool')"
+            )
+            started.set()
+            await release.wait()
+
+    writer = asyncio.create_task(slow_write())
+    await started.wait()
+    closing = asyncio.create_task(store.close())
+    await asyncio.sleep(0.05)
+    assert not closing.done()  # waits for the transaction, not under it
+    release.set()
+    await writer  # committed, no "no active connection"
+    await closing
+
+    reopened = await open_store()
+    hits = await reopened.search(SearchQuery(text="late write"))
+    assert [hit.item.content for hit in hits] == ["Late write"]
+
+
+async def test_close_gives_up_on_a_write_that_hangs(
+    open_store: StoreFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A write that never ends cannot keep Home Assistant from stopping."""
+    monkeypatch.setattr(store_module, "CLOSE_WAIT", 0.05)
+    store = await open_store()
+    await store.add(memory("Kept before the hang"))
+    started = asyncio.Event()
+
+    async def hanging_write() -> None:
+        async with store.transaction():
+            started.set()
+            await asyncio.Event().wait()
+
+    writer = asyncio.create_task(hanging_write())
+    await started.wait()
+    await store.close()
+    assert "Closing the memory database during a slow write" in caplog.text
+    writer.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ValueError, sqlite3.Error):
+        await writer
+
+    reopened = await open_store()
+    hits = await reopened.search(SearchQuery(text="kept"))
+    assert [hit.item.content for hit in hits] == ["Kept before the hang"]

@@ -15,6 +15,7 @@ from .conversations import (
     StoredMessage,
 )
 from .errors import (
+    DATABASE_ERRORS,
     ContentTooLongError,
     DatabaseCorruptError,
     DatabaseTooNewError,
@@ -49,6 +50,7 @@ from .schema import SCHEMA_VERSION
 from .store import MemoryStore
 
 __all__ = [
+    "DATABASE_ERRORS",
     "HOUSEHOLD",
     "MAX_CONTENT_CHARS",
     "MAX_SEARCH_LIMIT",

@@ -7,6 +7,9 @@ Messages never contain memory content.
 
 from __future__ import annotations
 
+import sqlite3
+from typing import Final
+
 
 class StoreError(Exception):
     """Base class: something the caller should report, not crash on."""
@@ -89,3 +92,11 @@ class DatabaseUnavailableError(StoreError):
     """The database file cannot be opened or written (permissions, disk)."""
 
     key = "database_unavailable"
+
+
+# What a database call may raise besides the errors above: SQLite's own, and
+# aiosqlite's ValueError("Connection closed") for a call in flight when the
+# store closes under it (an unload during a background run). Background work
+# (capture, digestion, profiles, the embedding worker) logs these and retries
+# later instead of failing as a task nobody awaits.
+DATABASE_ERRORS: Final = (StoreError, sqlite3.Error, ValueError)

@@ -109,6 +109,8 @@ BM25_WEIGHTS: Final = (1.0, 0.5)
 _BM25: Final = f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 _LOAD_BATCH: Final = 4096
 _BUSY_TIMEOUT_MS: Final = 10_000
+# How long closing waits for a write in flight (seconds).
+CLOSE_WAIT: Final = 10.0
 
 _ITEM_COLUMNS: Final = (
     "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
@@ -533,7 +535,20 @@ class MemoryStore:
             self._write_lock.release()
 
     async def close(self) -> None:
-        """Close both connections and release the index; safe to call twice."""
+        """Close the connections and release the index; safe to call twice.
+
+        A write in flight (retention, the embedding worker, digestion) is
+        let finish first, for at most `CLOSE_WAIT` seconds: closing the
+        connection under it would fail it half way. Paused writes (a backup)
+        hold the lock: closing does not wait for those.
+        """
+        if self._writer is not None and not self._paused:
+            try:
+                async with asyncio.timeout(CLOSE_WAIT):
+                    await self._write_lock.acquire()
+                self._write_lock.release()
+            except TimeoutError:
+                _LOGGER.warning("Closing the memory database during a slow write")
         if self._index is not None:
             await self._index.close()
             self._index = None
