@@ -109,12 +109,15 @@ class AITaskClient:
         """Return the entity the options name, else Home Assistant's preferred one."""
         if configured := self._entry.options.get(CONF_AI_TASK_ENTITY):
             return str(configured)
-        # Imported here: ai_task is an after-dependency, not always loaded.
+        if AI_TASK_DOMAIN not in self._hass.config.components:
+            # Not set up: no preferred entity. Importing it now would load
+            # camera's requirements in the event loop (or fail without them).
+            return None
+        # Imported here: ai_task is an after-dependency, loaded by now.
         from homeassistant.components.ai_task.const import DATA_PREFERENCES  # noqa: PLC0415
 
-        if (preferences := self._hass.data.get(DATA_PREFERENCES)) is None:
-            return None
-        return preferences.gen_data_entity_id
+        preferences = self._hass.data.get(DATA_PREFERENCES)
+        return None if preferences is None else preferences.gen_data_entity_id
 
     def retry_at(self) -> datetime | None:
         """When the next call is allowed, or None if it is allowed now."""
