@@ -954,7 +954,7 @@ async def test_near_duplicate_rewords_digestions_own_memory(
     assert rows(hass, "SELECT content FROM memories WHERE type = 'preference'") == [
         ("Anna likes hiking in the mountains a lot",)
     ]
-    updated = hass.states.get("sensor.assist_memory_memories_updated_today")
+    updated = hass.states.get("sensor.assist_memory_digestion_memories_updated_today")
     assert updated is not None
     assert updated.state == "1"
 
