@@ -1958,61 +1958,97 @@ async def test_add_many_twins_in_one_batch(store: MemoryStore) -> None:
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
 
 
-# -- auto backend by size ------------------------------------------------------------
+# -- auto backend at any size, sharded vec0 ---------------------------------------
 
 
-async def test_auto_prefers_numpy_for_large_indexes(
-    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, db_path: Path
-) -> None:
-    """`auto` keeps vec0 up to AUTO_VEC0_MAX vectors, numpy above (dropping vec0)."""
-    monkeypatch.setattr(store_module, "AUTO_VEC0_MAX", 5)
-    store = await store_factory(vector_backend="auto")
-    assert store.vector_backend == "sqlite-vec"
-    # Decided when the index is built: growing past the bound keeps vec0.
-    added = await store.add_many(
-        [memory(f"Sized note {i}") for i in range(4)],
-        vectors=[vector(i) for i in range(4)],
-    )
-    added += await store.add_many(
-        [memory(f"Sized note {i}") for i in range(4, 8)],
-        vectors=[vector(i) for i in range(4, 8)],
-    )
-    assert store.vector_backend == "sqlite-vec"
-    before = await store.search(SearchQuery(vector=vector(3), limit=8))
-    await store.close()
-
-    def vec_tables() -> list[str]:
-        with closing(sqlite3.connect(db_path)) as conn:
-            return [
-                str(row[0])
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE name LIKE 'vec\\_%' "
-                    "ESCAPE '\\' AND type = 'table'"
-                )
-                if "_" not in str(row[0])[4:]
-            ]
-
-    assert len(vec_tables()) == 1
-    large = await store_factory(vector_backend="auto")
-    assert large.vector_backend == "numpy"
-    assert (await large.stats()).vector_backend == "numpy"
-    assert vec_tables() == []
-    after = await large.search(SearchQuery(vector=vector(3), limit=8))
-    assert ids(after) == ids(before)
-    assert [h.score for h in after] == pytest.approx([h.score for h in before])
-    await large.set_vectors({added[0].item.id: vector(50)})
-    await large.close()
-    # Asked for by name, vec0 is rebuilt from the table, changes included.
-    explicit = await store_factory(vector_backend="sqlite-vec")
-    assert explicit.vector_backend == "sqlite-vec"
-    hits = await explicit.search(SearchQuery(vector=vector(50), limit=1))
-    assert ids(hits) == [added[0].item.id]
-
-
-async def test_vec0_table_of_the_old_layout_is_rebuilt(
+async def test_auto_keeps_vec0_at_any_size(
     store_factory: StoreFactory, db_path: Path
 ) -> None:
-    """A cosine `vec0` table from an earlier version is replaced, not trusted."""
+    """`auto` uses vec0 whenever it loads, however many vectors, as numpy ranks."""
+    store = await store_factory(vector_backend="auto")
+    assert store.vector_backend == "sqlite-vec"
+    added = await store.add_many(
+        [memory(f"Sized note {i}") for i in range(300)],
+        vectors=[vector(i) for i in range(300)],
+    )
+    await store.close()
+    large = await store_factory(vector_backend="auto")
+    assert large.vector_backend == "sqlite-vec"
+    assert (await large.stats()).vector_backend == "sqlite-vec"
+    numpy_store = await store_factory(vector_backend="numpy")
+    for seed in (3, 150, 299, "query"):
+        query = SearchQuery(vector=vector(seed), limit=20)
+        hits = await large.search(query)
+        expected = await numpy_store.search(query)
+        assert ids(hits) == ids(expected)
+        assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
+    with closing(sqlite3.connect(db_path)) as conn:
+        (sql,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = ?",
+            (store_module._model_table(MODEL),),
+        ).fetchone()
+    assert "shard_of_2 integer partition key" in sql
+    assert ids(await large.search(SearchQuery(vector=vector(7), limit=1))) == [
+        added[7].item.id
+    ]
+
+
+async def test_vec0_searches_during_writes(store_factory: StoreFactory) -> None:
+    """Searches over both shards run while vectors are added, replaced, forgotten."""
+    store = await store_factory(vector_backend="sqlite-vec")
+    assert len(store._shard_readers) == store_module.VEC0_SHARDS - 1
+    first = await store.add_many(
+        [memory(f"Steady note {i}") for i in range(60)],
+        vectors=[vector(i) for i in range(60)],
+    )
+    done = asyncio.Event()
+    added: list[int] = []
+
+    async def write() -> None:
+        for batch in range(10):
+            results = await store.add_many(
+                [memory(f"Busy note {batch} {i}") for i in range(10)],
+                vectors=[vector(1000 + batch * 10 + i) for i in range(10)],
+            )
+            added.extend(result.item.id for result in results)
+            await store.set_vectors({first[batch].item.id: vector(5000 + batch)})
+            await store.forget([first[30 + batch].item.id], purge=True)
+        done.set()
+
+    async def search() -> int:
+        rounds = 0
+        while not done.is_set() or not rounds:
+            hits = await store.search(SearchQuery(vector=vector(45), limit=5))
+            # Memory 45 is never rewritten: it stays the best match throughout.
+            assert ids(hits)[0] == first[45].item.id
+            assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+            rounds += 1
+        return rounds
+
+    _, *rounds = await asyncio.gather(write(), search(), search())
+    assert min(rounds) >= 1
+    assert (await store.stats()).vectors_by_model[MODEL] == 60 + 100 - 10
+    for position, item_id in enumerate(added):
+        hits = await store.search(SearchQuery(vector=vector(1000 + position), limit=1))
+        assert ids(hits) == [item_id]
+    for batch in range(10):
+        hits = await store.search(SearchQuery(vector=vector(5000 + batch), limit=1))
+        assert ids(hits) == [first[batch].item.id]
+    await store.close()
+    assert store._shard_readers == []
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        f"embedding int8[{DIM}] distance_metric=cosine",  # per-row scales
+        f"embedding int8[{DIM}]",  # L2, one table without shards
+    ],
+)
+async def test_vec0_table_of_the_old_layout_is_rebuilt(
+    store_factory: StoreFactory, db_path: Path, layout: str
+) -> None:
+    """A `vec0` table of an earlier layout is replaced on open, not trusted."""
     store = await store_factory(vector_backend="sqlite-vec")
     added = await store.add_many(
         [memory(f"Layout note {i}") for i in range(20)],
@@ -2024,10 +2060,7 @@ async def test_vec0_table_of_the_old_layout_is_rebuilt(
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.execute(f"DROP TABLE {table}")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING vec0("
-            f"embedding int8[{DIM}] distance_metric=cosine)"
-        )
+        conn.execute(f"CREATE VIRTUAL TABLE {table} USING vec0({layout})")
         # As many rows as vectors, all pointing the wrong way.
         conn.executemany(
             f"INSERT INTO {table} (rowid, embedding) VALUES (?, vec_int8(?))",  # noqa: S608

@@ -229,7 +229,7 @@ async def test_sqlite_vec_index(tmp_path: Path) -> None:
     async with aiosqlite.connect(tmp_path / "vec.db") as conn:
         await conn.enable_load_extension(True)
         await conn.load_extension(sqlite_vec.loadable_path())
-        index = SqliteVecIndex(conn, conn, "vec_test", 32)
+        index = SqliteVecIndex(conn, [conn, conn], "vec_test", 32)
         assert index.backend == BACKEND_SQLITE_VEC
         await index.create()
         vectors = _units(100, 32, seed=4)
@@ -265,7 +265,7 @@ async def test_sqlite_vec_index_add_is_atomic(tmp_path: Path) -> None:
     async with aiosqlite.connect(tmp_path / "vec.db", isolation_level=None) as conn:
         await conn.enable_load_extension(True)
         await conn.load_extension(sqlite_vec.loadable_path())
-        index = SqliteVecIndex(conn, conn, "vec_test", 8)
+        index = SqliteVecIndex(conn, [conn, conn], "vec_test", 8)
         await index.create()
         vectors = _units(3, 8, seed=5)
         await index.add([1, 2, 3], vectors)
@@ -301,7 +301,7 @@ async def test_sqlite_vec_reader_on_a_snapshot_before_the_table(
         # A search in progress holds the reader's snapshot open.
         await reader.execute("BEGIN")
         await reader.execute("SELECT * FROM t")
-        index = SqliteVecIndex(writer, reader, "vec_test", 8)
+        index = SqliteVecIndex(writer, [reader, reader], "vec_test", 8)
         await index.create()
         vectors = _units(3, 8, seed=8)
         await index.add([1, 2, 3], vectors)
@@ -310,25 +310,32 @@ async def test_sqlite_vec_reader_on_a_snapshot_before_the_table(
         await reader.execute("COMMIT")
         assert (await index.knn(vectors[0], 1))[0][0] == 1
         # Any other failure is not swallowed.
-        broken = SqliteVecIndex(writer, reader, "vec_test", 8)
+        broken = SqliteVecIndex(writer, [reader, reader], "vec_test", 8)
         with pytest.raises(sqlite3.OperationalError):
             await broken.knn(np.full(16, 0.25, dtype=np.float32), 1)
 
 
-async def test_sqlite_vec_index_replaces_the_cosine_layout(tmp_path: Path) -> None:
-    """A table of the earlier layout (cosine, per-row scales) is re-created."""
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "embedding int8[8] distance_metric=cosine",  # per-row scales, cosine
+        "embedding int8[8]",  # one shared scale, L2, no shards
+        "shard_of_3 integer partition key, embedding int8[8]",  # other count
+    ],
+)
+async def test_sqlite_vec_index_replaces_an_old_layout(
+    tmp_path: Path, layout: str
+) -> None:
+    """A table of an earlier layout is re-created (the store then refills it)."""
     async with aiosqlite.connect(tmp_path / "vec.db") as conn:
         await conn.enable_load_extension(True)
         await conn.load_extension(sqlite_vec.loadable_path())
-        await conn.execute(
-            "CREATE VIRTUAL TABLE vec_test USING vec0("
-            "embedding int8[8] distance_metric=cosine)"
-        )
+        await conn.execute(f"CREATE VIRTUAL TABLE vec_test USING vec0({layout})")
         await conn.execute(
             "INSERT INTO vec_test (rowid, embedding) VALUES (1, vec_int8(?))",
             (bytes(range(1, 9)),),
         )
-        index = SqliteVecIndex(conn, conn, "vec_test", 8)
+        index = SqliteVecIndex(conn, [conn, conn], "vec_test", 8)
         await index.create()
         assert await index.count() == 0
         rows = list(
@@ -337,6 +344,7 @@ async def test_sqlite_vec_index_replaces_the_cosine_layout(tmp_path: Path) -> No
             )
         )
         assert "cosine" not in rows[0][0]
+        assert "shard_of_2 integer partition key" in rows[0][0]
         vectors = _units(3, 8, seed=12)
         await index.add([1, 2, 3], vectors)
         await index.create()  # the new layout is kept
@@ -351,3 +359,90 @@ def test_vec0_codes_share_one_scale() -> None:
     assert vec0_scale(64) == pytest.approx(127.0)
     rows = np.asarray([[0.5, -0.25, 2.0, -2.0] + [0.0] * 60], dtype=np.float32)
     assert vec0_codes(rows)[0, :4].tolist() == [64, -32, 127, -127]
+
+
+async def _shards(conn: aiosqlite.Connection) -> dict[int, int]:
+    rows = await conn.execute_fetchall("SELECT rowid, shard_of_2 FROM vec_test")
+    return {int(row[0]): int(row[1]) for row in rows}
+
+
+async def test_sqlite_vec_index_routes_ids_to_shards(tmp_path: Path) -> None:
+    """Every id lives in shard `id % 2`, once, through adds, replaces and removes."""
+    async with aiosqlite.connect(tmp_path / "vec.db", isolation_level=None) as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        index = SqliteVecIndex(conn, [conn, conn], "vec_test", 16)
+        assert index.shards == 2
+        await index.create()
+        vectors = _units(40, 16, seed=21)
+        await index.add(list(range(1, 41)), vectors)
+        assert await _shards(conn) == {i: i % 2 for i in range(1, 41)}
+        # Replacing keeps one row per id, in the same shard, with the new vector.
+        await index.add([7, 8], -vectors[:2])
+        assert await _shards(conn) == {i: i % 2 for i in range(1, 41)}
+        assert await index.count() == 40
+        assert (await index.knn(-vectors[1], 1))[0][0] == 8
+        await index.remove([7, 8, 9, 1000])
+        assert await _shards(conn) == {
+            i: i % 2 for i in range(1, 41) if i not in (7, 8, 9)
+        }
+        # Each shard's search sees only its own rows.
+        odd = await index._knn_shard(1, vec0_codes(vectors[:1])[0].tobytes(), 100)
+        assert sorted(item_id for item_id, _ in odd) == [
+            i for i in range(1, 41, 2) if i not in (7, 9)
+        ]
+        with pytest.raises(ValueError, match="at least one reader"):
+            SqliteVecIndex(conn, [], "vec_test", 16)
+
+
+async def test_sqlite_vec_shards_give_the_unsharded_top_k(tmp_path: Path) -> None:
+    """The merged shards rank as one table would, even when one shard runs out."""
+    async with aiosqlite.connect(tmp_path / "vec.db", isolation_level=None) as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        sharded = SqliteVecIndex(conn, [conn, conn], "vec_test", 32)
+        single = SqliteVecIndex(conn, [conn], "vec_one", 32)
+        for index in (sharded, single):
+            await index.create()
+        vectors = _clustered(600, 32, seed=22)
+        ids = list(range(1, 601))
+        for index in (sharded, single):
+            await index.add(ids, vectors)
+        for seed in range(5):
+            query = unit(vector(seed + 30, 32))
+            for k in (1, 7, 40, 200):
+                assert await sharded.knn(query, k) == await single.knn(query, k)
+        # Shard 1 holds 2 rows, shard 0 holds 60: asked for 20 (12 + 1/4 a
+        # shard), shard 0 is asked again, so 20 come back, not 15.
+        await sharded.clear()
+        await single.clear()
+        uneven = [*range(2, 122, 2), 1, 3]
+        for index in (sharded, single):
+            await index.add(uneven, vectors[: len(uneven)])
+        query = unit(vector(50, 32))
+        found = await sharded.knn(query, 20)
+        assert len(found) == 20
+        assert found == await single.knn(query, 20)
+        assert len(await sharded.knn(query, 100)) == 62
+
+
+async def test_sqlite_vec_and_numpy_pools_agree(tmp_path: Path) -> None:
+    """Re-scored exactly, the sharded vec0 and numpy candidates give one top 20."""
+    dim = 64
+    vectors = _clustered(3000, dim, seed=23)
+    ids = list(range(1, 3001))
+    numpy_index = NumpyIndex(dim)
+    await numpy_index.add(ids, vectors)
+    async with aiosqlite.connect(tmp_path / "vec.db", isolation_level=None) as conn:
+        await conn.enable_load_extension(True)
+        await conn.load_extension(sqlite_vec.loadable_path())
+        vec_index = SqliteVecIndex(conn, [conn, conn], "vec_test", dim)
+        await vec_index.create()
+        await vec_index.add(ids, vectors)
+        for seed in range(10):
+            query = unit(vector(seed + 60, dim))
+            exact = [int(i) + 1 for i in np.argsort(-(vectors @ query))[:20]]
+            for index in (numpy_index, vec_index):
+                pool = [item_id for item_id, _ in await index.knn(query, 80)]
+                rescored = sorted(pool, key=lambda i: -float(vectors[i - 1] @ query))
+                assert rescored[:20] == exact

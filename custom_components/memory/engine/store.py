@@ -4,6 +4,8 @@ Three aiosqlite connections: a writer used under an asyncio lock (one
 serialised writer, whole transactions) and two readers for searches (one
 for the keyword side, one for the vector side, so that they run side by
 side), which in WAL mode never wait for a write and only see committed data.
+With sqlite-vec a fourth, a second vector reader, scans the other half of
+the `vec0` shards at the same time.
 """
 
 from __future__ import annotations
@@ -95,13 +97,10 @@ SEMANTIC_POOL: Final = 50
 KEYWORD_OVERFETCH: Final = 4
 # The int8 index is asked for more than the pool, then re-scored exactly.
 SEMANTIC_OVERSAMPLE: Final = 4
-# With `vector_backend="auto"`, vec0 is used up to this many vectors of the
-# model (decided when the index is built, at open or with the first vectors)
-# and numpy above: vec0's scan (no SIMD in its PyPI build) costs ~0.45 ms per
-# 1,000 vectors on a 2-core Xeon against ~0.05 ms for numpy's (bench/engine.py):
-# hybrid p95 9.7-10.2 ms at 10k, at the edge of the 10 ms target, and 54 ms
-# at 100k, over the 50 ms one. An explicit "sqlite-vec" always uses vec0.
-AUTO_VEC0_MAX: Final = 5_000
+# vec0 shards, each scanned on its own read connection at the same time: one
+# per core of the 2-core target machine (vec0's PyPI build has no SIMD, so
+# one thread scanning 100k vectors misses the 50 ms target; bench/engine.py).
+VEC0_SHARDS: Final = 2
 # Below this many filtered candidates, a selective filter scans exactly.
 EXACT_SCAN_MAX: Final = 20_000
 # FTS5 column weights: content, tags.
@@ -294,6 +293,9 @@ class MemoryStore:
         # Searches' vector side (knn, exact re-scoring) reads through its own
         # connection so that it runs beside their keyword side.
         self._vector_reader: aiosqlite.Connection | None = None
+        # The vec0 shards other than the first, scanned beside it (opened
+        # only when sqlite-vec may be used).
+        self._shard_readers: list[aiosqlite.Connection] = []
         self._write_lock = asyncio.Lock()
         self._index: VectorIndex | None = None
         self._sqlite_vec = False
@@ -333,6 +335,9 @@ class MemoryStore:
                 await cursor.fetchall()
             self._reader = await self._connect()
             self._vector_reader = await self._connect()
+            if self._backend_choice != "numpy":
+                for _shard in range(1, VEC0_SHARDS):
+                    self._shard_readers.append(await self._connect())
             self._sqlite_vec = await self._try_sqlite_vec()
             await self._load_index()
         except sqlite3.DatabaseError as err:
@@ -419,7 +424,12 @@ class MemoryStore:
             return False
         path = sqlite_vec.loadable_path()
         try:
-            for conn in (self._writer, self._reader, self._vector_reader):
+            for conn in (
+                self._writer,
+                self._reader,
+                self._vector_reader,
+                *self._shard_readers,
+            ):
                 assert conn is not None  # noqa: S101
                 await conn.enable_load_extension(True)
                 await conn.load_extension(path)
@@ -456,20 +466,13 @@ class MemoryStore:
             row = await cursor.fetchone()
         stored = int(row[0]) if row else 0
         index: VectorIndex
-        if (
-            self._sqlite_vec
-            and self._backend_choice == "auto"
-            and stored > AUTO_VEC0_MAX
-        ):
-            # vec0 (no SIMD in its PyPI build) scans too slowly for this many
-            # vectors: drop its table (derived data, rebuilt if ever used
-            # again) and search with numpy, as `vector_backend` then says.
-            await writer.execute(f"DROP TABLE IF EXISTS {_model_table(self._model)}")
-            self._sqlite_vec = False
         if self._sqlite_vec:
             assert self._vector_reader is not None  # noqa: S101 - opened with reader
             vec_index = SqliteVecIndex(
-                writer, self._vector_reader, _model_table(self._model), dim
+                writer,
+                [self._vector_reader, *self._shard_readers],
+                _model_table(self._model),
+                dim,
             )
             await vec_index.create()
             index = vec_index
@@ -552,7 +555,8 @@ class MemoryStore:
         if self._index is not None:
             await self._index.close()
             self._index = None
-        for conn in (self._vector_reader, self._reader, self._writer):
+        shard_readers, self._shard_readers = self._shard_readers, []
+        for conn in (*shard_readers, self._vector_reader, self._reader, self._writer):
             if conn is not None:
                 try:
                     await conn.close()
