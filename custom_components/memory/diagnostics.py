@@ -7,7 +7,9 @@ from typing import Any
 
 from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.core import HomeAssistant
+from homeassistant.util import dt as dt_util
 
+from .ai_task import WINDOW_SECONDS
 from .coordinator import MemoryConfigEntry
 
 # Provider credentials never leave the house; a URL may name a private host.
@@ -27,6 +29,7 @@ async def async_get_config_entry_diagnostics(
             "data": async_redact_data(dict(entry.data), TO_REDACT),
             "options": async_redact_data(dict(entry.options), TO_REDACT),
         },
+        "digestion": await _digestion(entry),
         "store": {
             "schema_version": stats.schema_version,
             "sqlite_version": sqlite3.sqlite_version,
@@ -38,4 +41,24 @@ async def async_get_config_entry_diagnostics(
             "vectors_by_model": stats.vectors_by_model,
             "database_bytes": stats.database_bytes,
         },
+    }
+
+
+async def _digestion(entry: MemoryConfigEntry) -> dict[str, Any]:
+    """State of digestion and the AI Task budget: counts and kinds, no content."""
+    data = entry.runtime_data
+    usage = data.usage.data
+    since = dt_util.utcnow().timestamp() - WINDOW_SECONDS
+    return {
+        "enabled": data.digestion.enabled,
+        "ai_task_entity": data.ai_task.entity_id(),
+        "ai_task_unavailable": data.digestion.unavailable,
+        "ai_task_calls_last_hour": len(data.usage.ai_task_calls_since(since)),
+        "ai_task_max_calls_per_hour": data.ai_task.max_calls_per_hour,
+        "conversations_by_state": await data.digestion.queue.count_by_state(),
+        "waiting": data.digestion.waiting,
+        "failures_today": usage.digestion_failures_today,
+        "last_error": usage.last_digestion_error,
+        "last_error_at": usage.last_digestion_error_at,
+        "last_digestion": usage.last_digestion,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import closing
 from datetime import timedelta
+import json
 import re
 import sqlite3
 from typing import Any
@@ -24,6 +25,10 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
     mock_config_flow,
 )
+from pytest_homeassistant_custom_component.components.diagnostics import (
+    get_diagnostics_for_config_entry,
+)
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.memory.ai_task import AITaskFailed, AITaskUnavailable
 from custom_components.memory.capture import FLUSH_DELAY
@@ -329,6 +334,7 @@ async def test_secrets_never_reach_the_llm_or_the_store(
 
 async def test_failed_ai_task_is_retried_without_loss(
     hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
     ai_task: ScriptedAITask,
     init_integration: MockConfigEntry,
     assist_agent: RecordingAgent,
@@ -377,6 +383,20 @@ async def test_failed_ai_task_is_retried_without_loss(
         hass, "SELECT digest_state, digest_attempts, digest_error FROM conversations"
     )
     assert (state, attempts, error) == ("pending", 2, "malformed")
+    # Diagnostics show the state and the budget, never what was said.
+    diagnostics = await get_diagnostics_for_config_entry(
+        hass, hass_client, init_integration
+    )
+    digestion = diagnostics["digestion"]
+    assert isinstance(digestion, dict)
+    assert digestion["conversations_by_state"] == {"pending": 1}
+    assert digestion["waiting"] == 1
+    assert digestion["failures_today"] == 2
+    assert digestion["last_error"] == "malformed"
+    assert digestion["ai_task_calls_last_hour"] == 2
+    assert digestion["ai_task_entity"] == AI_TASK_ENTITY_ID
+    assert not digestion["ai_task_unavailable"]
+    assert "Mia" not in json.dumps(diagnostics)
 
     freezer.tick(timedelta(seconds=backoff_seconds(2) + 1))
     async_fire_time_changed(hass)

@@ -162,6 +162,13 @@ class DigestQueue:
         ) as cursor:
             return {int(row[0]) for row in await cursor.fetchall()}
 
+    async def count_by_state(self) -> dict[str, int]:
+        """Conversations per digestion state (diagnostics)."""
+        rows = await self._store.reader.execute_fetchall(
+            "SELECT digest_state, count(*) FROM conversations GROUP BY digest_state"
+        )
+        return {str(row[0]): int(row[1]) for row in rows}
+
     async def count_waiting(self) -> int:
         """How many conversations wait for digestion."""
         async with self._store.reader.execute(
