@@ -596,6 +596,50 @@ async def test_memories_stay_with_the_people_who_spoke(
     assert not rows(hass, "SELECT id FROM memories WHERE scope = ?", BEN)
 
 
+async def test_two_people_see_no_private_memories(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """With two people in one conversation, neither's private memories are shown."""
+    await call(
+        hass,
+        "add",
+        {"content": "Anna is planning a surprise party for Ben", "person": ANNA},
+        context=household.context("anna"),
+    )
+    await call(hass, "add", {"content": "The bins go out on Tuesday"})
+    first = await converse(
+        hass, "Remind me about the party shopping", context=household.context("anna")
+    )
+    await converse(
+        hass,
+        "What day do the bins go out?",
+        context=household.context("ben"),
+        conversation_id=first.conversation_id,
+    )
+    await flush(init_integration)
+    ai_task.answer(answer(memory("Ben asked about the bins", about="household")))
+    await digest(hass, conversation_id=first.conversation_id)
+    instructions = ai_task.last.instructions
+    assert '"Anna"' in instructions
+    assert '"Ben"' in instructions
+    assert "The bins go out on Tuesday" in instructions
+    assert "surprise party" not in instructions
+    assert "never copy one into a new memory" in instructions
+
+    # Alone, Anna's own memories are context again.
+    alone = await converse(
+        hass, "Any news on the party?", context=household.context("anna")
+    )
+    await flush(init_integration)
+    ai_task.answer(answer())
+    await digest(hass, conversation_id=alone.conversation_id)
+    assert "surprise party" in ai_task.last.instructions
+
+
 async def test_unclear_pairs_get_one_question(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,
