@@ -465,16 +465,19 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
     async def async_step_reconfigure_confirm(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Say how many memories will be re-embedded, then rebuild after a reload."""
+        """Say how many memories and messages will be re-embedded, then rebuild."""
         entry = self._get_reconfigure_entry()
         model = store_model(self._data)
         if user_input is not None or model is None or entry.state is not LOADED:
             return self.async_update_reload_and_abort(entry, data=self._data)
-        count = await count_missing(entry.runtime_data.store, model)
+        store = entry.runtime_data.store
+        count = await count_missing(store, model)
+        messages = await count_missing(store, model, messages=True)
         return self.async_show_form(
             step_id="reconfigure_confirm",
             description_placeholders={
                 "count": str(count),
+                "messages": str(messages),
                 "model": f"{self._data[CONF_PROVIDER]} {self._data[CONF_MODEL]}",
             },
         )

@@ -21,6 +21,7 @@ from homeassistant.data_entry_flow import (
     FlowResultType,
 )
 from homeassistant.requirements import RequirementsNotFound
+from homeassistant.util import dt as dt_util
 import probatio
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -35,7 +36,12 @@ from custom_components.memory.const import (
     DOMAIN,
     PROVIDER_KEYWORD,
 )
-from custom_components.memory.engine import providers
+from custom_components.memory.engine import (
+    ConversationInfo,
+    MessageRole,
+    NewMessage,
+    providers,
+)
 from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
 from custom_components.memory.engine.providers import OPENAI_DEFAULT_URL
 from tests.provider_servers import FakeEmbeddingServer
@@ -494,6 +500,29 @@ async def test_reconfigure_rebuilds_in_the_background(
     nuts = await add(hass, "Mia is allergic to nuts")
     for text in ("The bins go out on Thursday", "Heating stays at 19 degrees"):
         await add(hass, text)
+    # A captured conversation: two messages worth a vector, one too short.
+    now = dt_util.utcnow()
+    await entry.runtime_data.conversations.save(
+        [
+            (
+                None,
+                ConversationInfo(conversation_id="c1", started_at=now),
+                [
+                    NewMessage(
+                        role=MessageRole.USER,
+                        content="Which day do the bins go out?",
+                        created_at=now,
+                    ),
+                    NewMessage(
+                        role=MessageRole.ASSISTANT,
+                        content="The bins go out on Thursday.",
+                        created_at=now,
+                    ),
+                    NewMessage(role=MessageRole.USER, content="Thanks", created_at=now),
+                ],
+            )
+        ]
+    )
     await settle(hass, entry)
 
     result = await entry.start_reconfigure_flow(hass)
@@ -514,6 +543,7 @@ async def test_reconfigure_rebuilds_in_the_background(
     assert result["step_id"] == "reconfigure_confirm"
     assert _placeholders(result) == {
         "count": "3",
+        "messages": "2",
         "model": "ollama nomic-embed-text:latest",
     }
 

@@ -237,11 +237,18 @@ class _Job:
     attempts: int
 
 
-async def count_missing(store: MemoryStore, model: str) -> int:
-    """Memories that have no vector of `model` yet: what switching to it costs."""
+async def count_missing(
+    store: MemoryStore, model: str, *, messages: bool = False
+) -> int:
+    """Memories (or embedded messages) with no vector of `model` yet.
+
+    What switching to `model` costs; messages that are never embedded (tool
+    results, one-word replies) do not count.
+    """
+    kind = MESSAGES if messages else MEMORIES
     async with store.reader.execute(
-        "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
-        "embeddings e WHERE e.model = ? AND e.memory_id = m.id)",
+        f"SELECT count(*) FROM {kind.items} m WHERE {kind.where} AND NOT EXISTS "  # noqa: S608
+        f"(SELECT 1 FROM {kind.vectors} e WHERE e.model = ? AND e.{kind.key} = m.id)",
         (model,),
     ) as cursor:
         row = await cursor.fetchone()
