@@ -35,6 +35,15 @@ from custom_components.memory.engine.secrets import REDACTED, has_secret, redact
             "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----",
             "MIIEvQIBADANBg",
         ),
+        # Households that speak to Assist in other languages.
+        ("Das WLAN-Passwort ist Sonnenblume77", "Sonnenblume77"),
+        ("Der Türcode lautet 4711", "4711"),
+        ("Le mot de passe est soleil2024", "soleil2024"),
+        ("La contraseña es girasol99", "girasol99"),
+        ("El código de la alarma: 2580", "2580"),
+        ("Il codice è 1357", "1357"),
+        ("Het wachtwoord is nu tulp1234", "tulp1234"),
+        ("A senha é 8642", "8642"),
     ],
 )
 def test_secrets_are_redacted(text: str, secret: str) -> None:
@@ -64,6 +73,9 @@ def test_secrets_are_redacted(text: str, secret: str) -> None:
         "Mia loves pineapple pizza",
         "Ben is codependent on coffee",
         "Anna found a recipe on Pinterest",
+        "Das Passwort ist falsch",
+        "Die Postleitzahl ist 10115",
+        "Le code postal est 75001",
         "",
     ],
 )

@@ -23,10 +23,20 @@ _LABELLED: Final = re.compile(
            recovery|backup|bank|card|cvv|cvc)\s*(?:codes?|keys?|pins?|words?) |
         codes? | api[-_\s]?keys? | access[-_\s]?keys? | secret[-_\s]?keys? |
         private[-_\s]?keys? | (?:access|bearer|auth|api|refresh|session)?[-_\s]?tokens? |
-        secrets? | credentials? | cvv | cvc
+        secrets? | credentials? | cvv | cvc |
+        # German, French, Spanish, Italian, Dutch, Portuguese: password, PIN
+        # and code words of households that talk to Assist in those.
+        passw(?:o|ö)rt | kennwort | geheimzahl | zugangscode | alarmcode |
+        t(?:ü|u)rcode | mot\s+de\s+passe | code\s+secret | contrase(?:ñ|n)a |
+        c(?:ó|o)digo | clave | parola\s+d[’']?ordine | codice | wachtwoord |
+        toegangscode | senha | pincode
     )\b  # a whole word: "pineapple" and "codependent" are not labels
+    # "code of the safe", "código de la alarma", "Code der Haustür".
+    (?:\s+(?:of|for|de|du|des|der|van|da|do|di|del|della|dell['’])
+        (?:\s+(?:the|la|le|les|het|de|die|das|il|a|o))?\s*[^\W\d_]+)?
     (?P<sep>
-        \s*(?:[:=]|\bis\b|\bare\b|\bwas\b|\bof\b|\bto\b|\bset\s+to\b|\bbecomes?\b)?\s*
+        \s*(?:[:=]|\bis\b|\bare\b|\bwas\b|\bof\b|\bto\b|\bset\s+to\b|\bbecomes?\b|
+            \bist\b|\blautet\b|\best\b|\bes\b|\b[eèé]\b|\bis\s+nu\b)?\s*
         (?:["'`]\s*)?
     )
     (?P<value>[^\s"'`,;]*\d[^\s"'`,;]*|[A-Za-z0-9!@#$%^&*()_+\-=./\\|<>?~]{6,})
@@ -66,6 +76,26 @@ _NOT_VALUES: Final = frozenset(
         "becomes",
         "changes",
         "protected",
+        # The same in the other languages the labels cover, and the verbs
+        # that may stand between a label and its value ("Code lautet 4711").
+        "lautet",
+        "postal",
+        "postale",
+        "falsch",
+        "richtig",
+        "korrekt",
+        "vergessen",
+        "incorrecto",
+        "incorrecta",
+        "olvidado",
+        "olvidada",
+        "sbagliato",
+        "sbagliata",
+        "vergeten",
+        "errado",
+        "errada",
+        "esquecido",
+        "esquecida",
     }
 )
 # Well-known key and token formats, with or without a label.
@@ -102,6 +132,11 @@ def redact_secrets(text: str) -> tuple[str, int]:
     for match in _LABELLED.finditer(text):
         value = match.group("value")
         if value.lower().strip(".!?") in _NOT_VALUES:
+            continue
+        if not match.group("sep").strip() and not any(c.isdigit() for c in value):
+            # A word right after a label is its object, not a value: "the
+            # code of the alarm", "code word". Values without digits need
+            # an "is", ":" or "=".
             continue
         if _HARMLESS_CODES.search(text, max(0, match.start() - 20), match.start()):
             continue
