@@ -48,6 +48,7 @@ from .store import (
     SEMANTIC_OVERSAMPLE,
     SEMANTIC_POOL,
     MemoryStore,
+    placeholders,
     validate_scope,
 )
 from .text import fts_match_expression, query_terms, term_coverage
@@ -268,10 +269,6 @@ def _row_to_conversation(row: sqlite3.Row) -> StoredConversation:
     )
 
 
-def _marks(count: int) -> str:
-    return ",".join("?" * count)
-
-
 class ConversationLog:
     """Appends, finds and erases conversation messages in the memory database."""
 
@@ -391,7 +388,7 @@ class ConversationLog:
                 chunk = unique[start : start + _CHUNK]
                 async with conn.execute(
                     "DELETE FROM conversation_messages "  # noqa: S608
-                    f"WHERE id IN ({_marks(len(chunk))}) RETURNING id",
+                    f"WHERE id IN ({placeholders(len(chunk))}) RETURNING id",
                     chunk,
                 ) as cursor:
                     erased.extend(int(row[0]) for row in await cursor.fetchall())
@@ -453,7 +450,7 @@ class ConversationLog:
         if scopes is not None:
             if not scopes:
                 return []
-            clauses.append(f"c.scope IN ({_marks(len(scopes))})")
+            clauses.append(f"c.scope IN ({placeholders(len(scopes))})")
             params.extend(scopes)
         if since is not None:
             clauses.append("c.updated_at >= ?")
@@ -489,7 +486,7 @@ class ConversationLog:
             async with self._store.reader.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
                 "JOIN conversations c ON c.id = m.conversation "
-                f"WHERE m.id IN ({_marks(len(chunk))})",
+                f"WHERE m.id IN ({placeholders(len(chunk))})",
                 chunk,
             ) as cursor:
                 for row in await cursor.fetchall():
@@ -514,7 +511,7 @@ class ConversationLog:
         clauses: list[str] = []
         params: list[Any] = []
         if query.scopes is not None:
-            clauses.append(f"m.scope IN ({_marks(len(query.scopes))})")
+            clauses.append(f"m.scope IN ({placeholders(len(query.scopes))})")
             params.extend(query.scopes)
         if query.since is not None:
             clauses.append("m.created_at >= ?")
@@ -579,7 +576,7 @@ class ConversationLog:
             return []  # no words (only punctuation): nothing to match
         where, params = filters
         weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
-        restrict = f" AND m.id IN ({_marks(len(only))})" if only else ""
+        restrict = f" AND m.id IN ({placeholders(len(only))})" if only else ""
         async with self._store.reader.execute(
             "SELECT m.id, m.content, m.data, "  # noqa: S608
             f"bm25(conversation_messages_fts, {weights}) AS rank "
@@ -679,7 +676,7 @@ class ConversationLog:
             ids = [item_id for item_id, _score in candidates]
             scored = await _exact_scores(
                 self._store.reader,
-                f"{base} AND e.message_id IN ({_marks(len(ids))})",
+                f"{base} AND e.message_id IN ({placeholders(len(ids))})",
                 [model, *params, *ids],
                 unit,
             )
@@ -716,7 +713,7 @@ class ConversationLog:
                 await _exact_scores(
                     self._store.reader,
                     "SELECT message_id, vector FROM message_embeddings "  # noqa: S608
-                    f"WHERE model = ? AND message_id IN ({_marks(len(chunk))})",
+                    f"WHERE model = ? AND message_id IN ({placeholders(len(chunk))})",
                     [model, *chunk],
                     unit,
                 )

@@ -49,7 +49,7 @@ from .providers import (
     ProviderError,
     ProviderTimeoutError,
 )
-from .store import MemoryStore
+from .store import MemoryStore, placeholders
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -76,10 +76,6 @@ _ERROR_CHARS: Final = 300
 def text_hash(text: str) -> bytes:
     """Hash a text as the cache keys it (with the model)."""
     return hashlib.sha256(text.encode("utf-8")).digest()
-
-
-def _marks(count: int) -> str:
-    return ",".join("?" * count)
 
 
 def _same(text: str) -> str:
@@ -465,7 +461,7 @@ class EmbeddingQueue:
 
     async def _cached(self, hashes: Sequence[bytes]) -> dict[bytes, Vector]:
         """Vectors this model already made for the same texts, of either kind."""
-        marks = _marks(len(hashes))
+        marks = placeholders(len(hashes))
         sql = " UNION ALL ".join(
             f"SELECT j.text_hash, e.vector FROM {kind.jobs} j "  # noqa: S608
             f"JOIN {kind.vectors} e ON e.model = j.model AND e.{kind.key} = "
@@ -523,7 +519,7 @@ class EmbeddingQueue:
                 await conn.execute(
                     f"UPDATE {kind.jobs} SET state = 'ready', attempts = 0, "  # noqa: S608
                     f"error = NULL, updated_at = ? WHERE model = ? AND "
-                    f"{kind.key} IN ({_marks(len(stored))})",
+                    f"{kind.key} IN ({placeholders(len(stored))})",
                     (self._clock(), self.model, *stored),
                 )
 
@@ -585,7 +581,7 @@ class EmbeddingQueue:
                 ids = sorted(vectors)
                 async with conn.execute(
                     "SELECT id FROM conversation_messages "  # noqa: S608
-                    f"WHERE id IN ({_marks(len(ids))})",
+                    f"WHERE id IN ({placeholders(len(ids))})",
                     ids,
                 ) as cursor:
                     alive = [int(found[0]) for found in await cursor.fetchall()]

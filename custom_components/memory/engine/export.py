@@ -25,7 +25,7 @@ from .conversations import (
     StoredMessage,
 )
 from .models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
-from .store import MemoryStore
+from .store import MemoryStore, placeholders
 
 MEMORY_FILE: Final = "MEMORY.md"
 CONVERSATIONS_FOLDER: Final = "conversations"
@@ -215,10 +215,6 @@ def _message_line(message: StoredMessage, timezone: tzinfo) -> str:
 # -- reads ------------------------------------------------------------------
 
 
-def _marks(count: int) -> str:
-    return ",".join("?" * count)
-
-
 async def active_memories(
     store: MemoryStore,
     scopes: Sequence[str] | None,
@@ -232,12 +228,12 @@ async def active_memories(
     if scopes is not None:
         if not scopes:
             return []
-        clauses.append(f"scope IN ({_marks(len(scopes))})")
+        clauses.append(f"scope IN ({placeholders(len(scopes))})")
         params.extend(scopes)
     if types is not None:
         if not types:
             return []
-        clauses.append(f"type IN ({_marks(len(types))})")
+        clauses.append(f"type IN ({placeholders(len(types))})")
         params.extend(str(kind) for kind in types)
     async with store.reader.execute(
         f"SELECT id FROM memories WHERE {' AND '.join(clauses)} "  # noqa: S608
@@ -262,7 +258,7 @@ async def changed_since(
     go); purged ones are gone and do not, which only delays a refresh.
     """
     params: list[object] = [scope, *(str(kind) for kind in types)]
-    where = f"scope = ? AND type IN ({_marks(len(types))})"
+    where = f"scope = ? AND type IN ({placeholders(len(types))})"
     if since is not None:
         where += " AND updated_at > ?"
         params.append(to_timestamp(since))

@@ -119,7 +119,8 @@ _ITEM_COLUMNS: Final = (
 )
 
 
-def _placeholders(count: int) -> str:
+def placeholders(count: int) -> str:
+    """`?,?,…` for an `IN (…)` of `count` values: values are always bound."""
     return ",".join("?" * count)
 
 
@@ -663,7 +664,7 @@ class MemoryStore:
         for start in range(0, len(prepared), _INSERT_CHUNK):
             chunk = range(start, min(start + _INSERT_CHUNK, len(prepared)))
             values = ", ".join(
-                ["(" + _placeholders(len(_INSERT_COLUMNS)) + ")"] * len(chunk)
+                ["(" + placeholders(len(_INSERT_COLUMNS)) + ")"] * len(chunk)
             )
             rows = await conn.execute_fetchall(
                 f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES {values} "
@@ -684,7 +685,7 @@ class MemoryStore:
             chunk_keys = twins[start : start + 500]
             rows = await conn.execute_fetchall(
                 "SELECT id, scope, content_key FROM memories WHERE status = 'active' "
-                f"AND content_key IN ({_placeholders(len(chunk_keys))})",
+                f"AND content_key IN ({placeholders(len(chunk_keys))})",
                 chunk_keys,
             )
             existing.update(((row[1], row[2]), int(row[0])) for row in rows)
@@ -718,7 +719,7 @@ class MemoryStore:
         await conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, memory.scope, key, now))
         rows = await conn.execute_fetchall(
             f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-            f"VALUES ({_placeholders(len(_INSERT_COLUMNS))}) "
+            f"VALUES ({placeholders(len(_INSERT_COLUMNS))}) "
             "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
             "RETURNING id",
             _insert_row(memory, content, tags, key, now),
@@ -803,7 +804,7 @@ class MemoryStore:
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             async with conn.execute(
-                f"SELECT id FROM memories WHERE id IN ({_placeholders(len(chunk))})",
+                f"SELECT id FROM memories WHERE id IN ({placeholders(len(chunk))})",
                 chunk,
             ) as cursor:
                 found.update(int(row[0]) for row in await cursor.fetchall())
@@ -828,7 +829,7 @@ class MemoryStore:
         now = self._clock()
         async with self._write_lock:
             await self._check_ids(writer, unique)
-            marks = _placeholders(len(unique))
+            marks = placeholders(len(unique))
             await writer.execute("BEGIN IMMEDIATE")
             try:
                 if purge:
@@ -906,7 +907,7 @@ class MemoryStore:
             await writer.execute(
                 "UPDATE memories SET last_recalled_at = ?, "
                 f"recall_count = recall_count + 1 WHERE id IN "
-                f"({_placeholders(len(unique))})",
+                f"({placeholders(len(unique))})",
                 [self._clock(), *unique],
             )
 
@@ -928,7 +929,7 @@ class MemoryStore:
             chunk = unique[start : start + 500]
             rows = await conn.execute_fetchall(
                 f"SELECT {_ITEM_COLUMNS} FROM memories m "
-                f"WHERE m.id IN ({_placeholders(len(chunk))})",
+                f"WHERE m.id IN ({placeholders(len(chunk))})",
                 chunk,
             )
             for row in rows:
@@ -945,16 +946,16 @@ class MemoryStore:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(self._clock())
         if query.scopes is not None:
-            clauses.append(f"m.scope IN ({_placeholders(len(query.scopes))})")
+            clauses.append(f"m.scope IN ({placeholders(len(query.scopes))})")
             params.extend(query.scopes)
         if query.types:
-            clauses.append(f"m.type IN ({_placeholders(len(query.types))})")
+            clauses.append(f"m.type IN ({placeholders(len(query.types))})")
             params.extend(str(kind) for kind in query.types)
         if query.tags:
             tags = normalize_tags(query.tags)
             clauses.append(
                 "m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN "
-                f"({_placeholders(len(tags))}))"
+                f"({placeholders(len(tags))}))"
             )
             params.extend(tags)
         if query.since is not None:
@@ -1130,7 +1131,7 @@ class MemoryStore:
                 f"SELECT memories_fts.rowid, {_BM25}, m.content, m.tags "
                 "FROM memories_fts CROSS JOIN memories m "
                 "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? "
-                f"AND +memories_fts.rowid IN ({_placeholders(len(chunk))})",
+                f"AND +memories_fts.rowid IN ({placeholders(len(chunk))})",
                 [expression, *chunk],
             )
             hits.extend(
@@ -1178,7 +1179,7 @@ class MemoryStore:
                 await self._exact_scores(
                     conn,
                     "SELECT memory_id, vector FROM embeddings WHERE model = ? "
-                    f"AND memory_id IN ({_placeholders(len(chunk))})",
+                    f"AND memory_id IN ({placeholders(len(chunk))})",
                     [self._model, *chunk],
                     unit,
                 )
@@ -1226,7 +1227,7 @@ class MemoryStore:
             chunk = around[start : start + 500]
             async with conn.execute(
                 f"SELECT m.id, m.conversation_id FROM memories m WHERE m.id IN "
-                f"({_placeholders(len(chunk))}) AND m.conversation_id IS NOT NULL "
+                f"({placeholders(len(chunk))}) AND m.conversation_id IS NOT NULL "
                 f"AND {where}",
                 [*chunk, *params],
             ) as cursor:
@@ -1281,7 +1282,7 @@ class MemoryStore:
             # The index holds fewer vectors than asked for: every one is here.
             sql, args = base, [self._model, *params]
         else:
-            sql = base + f" AND e.memory_id IN ({_placeholders(len(candidate_ids))})"
+            sql = base + f" AND e.memory_id IN ({placeholders(len(candidate_ids))})"
             args = [self._model, *params, *candidate_ids]
         scored = await self._exact_scores(conn, sql, args, unit)
         if len(scored) < pool and not every:
@@ -1391,7 +1392,7 @@ class MemoryStore:
             chunk = unique[start : start + 500]
             async with reader.execute(
                 "SELECT memory_id, vector FROM embeddings WHERE model = ? "
-                f"AND memory_id IN ({_placeholders(len(chunk))})",
+                f"AND memory_id IN ({placeholders(len(chunk))})",
                 [self._model, *chunk],
             ) as cursor:
                 for row in await cursor.fetchall():
@@ -1437,7 +1438,7 @@ class MemoryStore:
                     await writer.execute(
                         "UPDATE memories SET status = 'superseded', "
                         "superseded_by = ?, valid_to = ?, updated_at = ? "
-                        f"WHERE id IN ({_placeholders(len(replaced))})",
+                        f"WHERE id IN ({placeholders(len(replaced))})",
                         [new_id, now, now, *replaced],
                     )
                 await writer.execute("COMMIT")
