@@ -78,6 +78,7 @@ from .engine.digestion import (
 )
 from .engine.models import Vector
 from .engine.secrets import has_secret, redact_secrets
+from .recall import scope_label
 from .services import async_caller
 from .usage import UsageTracker
 
@@ -452,14 +453,13 @@ class Digestion:
 
     def _names(self, messages: Sequence[StoredMessage]) -> dict[str, str]:
         """How the LLM calls each speaker: the person's name."""
+        label = scope_label(self._hass)
         names: dict[str, str] = {}
         for message in messages:
             scope = message.scope
             if scope == HOUSEHOLD or scope in names:
                 continue
-            state = self._hass.states.get(scope)
-            name = state.name if state is not None else scope.partition(".")[2]
-            names[scope] = name or scope
+            names[scope] = label(scope) or scope
         return names
 
     async def _extract_and_store(
@@ -529,11 +529,10 @@ class Digestion:
             result.summary = added.item.id
 
     def _names_for(self, persons: Sequence[str]) -> dict[str, str]:
+        label = scope_label(self._hass)
         names: dict[str, str] = {}
         for scope in persons:
-            state = self._hass.states.get(scope)
-            name = state.name if state is not None else ""
-            name = name or scope.partition(".")[2] or scope
+            name = label(scope) or scope
             if name.casefold() in {n.casefold() for n in names.values()}:
                 name = scope  # two people of one name: use the entity id
             names[scope] = name

@@ -18,7 +18,6 @@ audience's files:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -50,6 +49,7 @@ from .engine.export import (
     render_day,
     render_memories,
 )
+from .recall import scope_label
 from .services import ATTR_PERSON, Caller, async_caller
 
 SERVICE_EXPORT: Final = "export"
@@ -104,18 +104,6 @@ def audience(
     # Entity ids are "person.<slug>": safe as folder names, never a path.
     folder = base / ("+".join(persons) if persons else HOUSEHOLD)
     return Audience(scopes=(HOUSEHOLD, *persons), folder=folder)
-
-
-def scope_label(hass: HomeAssistant) -> Callable[[str], str]:
-    """Name a scope: "household", or the person's friendly name."""
-
-    def label(scope: str) -> str:
-        if scope == HOUSEHOLD:
-            return HOUSEHOLD
-        state = hass.states.get(scope)
-        return state.name if state is not None else scope.partition(".")[2]
-
-    return label
 
 
 @dataclass(frozen=True, slots=True)

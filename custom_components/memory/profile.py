@@ -52,8 +52,7 @@ from .engine import (
 )
 from .engine.export import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
-from .export import scope_label
-from .recall import estimate_tokens, fence_safe
+from .recall import estimate_tokens, fence_safe, scope_label
 from .services import ATTR_PERSON, async_caller
 
 # A profile is at most this many (estimated) tokens.

@@ -184,7 +184,9 @@ def speaker(
     )
 
 
-def _scope_label(hass: HomeAssistant) -> Callable[[str], str]:
+def scope_label(hass: HomeAssistant) -> Callable[[str], str]:
+    """Name a scope: "household", or the person's friendly name."""
+
     def label(scope: str) -> str:
         if scope == HOUSEHOLD:
             return HOUSEHOLD
@@ -225,7 +227,7 @@ async def _async_recall(
         if (vector := await async_query_vector(entry, utterance)) is not None:
             query = replace(query, vector=vector)
         hits = await store.search(query)
-    return render(profiles, hits, budget, _scope_label(hass))
+    return render(profiles, hits, budget, scope_label(hass))
 
 
 async def async_recall_prompt(
