@@ -12,6 +12,7 @@ from pathlib import Path
 import threading
 from typing import Any, Literal
 
+import aiohttp
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -23,6 +24,8 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
+from custom_components.memory.engine.providers import OllamaProvider
+from tests.provider_servers import FakeEmbeddingServer
 
 type Backend = Literal["numpy", "sqlite-vec"]
 type BackendChoice = Literal["auto", "numpy", "sqlite-vec"]
@@ -96,6 +99,21 @@ def join_connection_threads() -> Iterator[None]:
         if thread.name.endswith("(_connection_worker_thread)"):
             thread.join(timeout=10)
             assert not thread.is_alive(), "an aiosqlite connection was not closed"
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    """Open a plain aiohttp session, as Home Assistant's shared one would be."""
+    async with aiohttp.ClientSession() as client:
+        yield client
+
+
+@pytest.fixture
+def provider(
+    session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer
+) -> OllamaProvider:
+    """Point an Ollama provider at the local server (the queue tests' model)."""
+    return OllamaProvider(session, model="embed-small", url=embedding_server.url)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 import sqlite3
 
 import aiohttp
@@ -602,13 +601,6 @@ async def test_update_content_refuses_bad_requests(store: MemoryStore) -> None:
         await store.update_content(first, content="Anna runs to work")
     assert (await store.get(first)).content == "Anna runs before work"  # type: ignore[union-attr]
     assert await store.find_active(HOUSEHOLD, "Anna runs to work") is None
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    """Open a plain aiohttp session."""
-    async with aiohttp.ClientSession() as client:
-        yield client
 
 
 async def test_update_content_rekeys_and_reembeds(

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 import time
 
-import aiohttp
 import numpy as np
 import pytest
 
@@ -32,21 +30,6 @@ from tests.provider_servers import FakeEmbeddingServer
 from .conftest import FakeClock, StoreFactory, memory
 
 MODEL = model_key("ollama", "embed-small", 32)
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    """Open a plain aiohttp session."""
-    async with aiohttp.ClientSession() as client:
-        yield client
-
-
-@pytest.fixture
-def provider(
-    session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer
-) -> OllamaProvider:
-    """Point an Ollama provider at the local server."""
-    return OllamaProvider(session, model="embed-small", url=embedding_server.url)
 
 
 @pytest.fixture

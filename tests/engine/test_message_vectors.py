@@ -7,7 +7,7 @@ Real SQLite and a real local HTTP server speaking Ollama's API
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,21 +52,6 @@ ANNA = "person.anna"
 BEN = "person.ben"
 # "peanut allergy" shares no word (or stem) with "Mia is allergic to nuts".
 QUESTION = "peanut allergy"
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    """Open a plain aiohttp session."""
-    async with aiohttp.ClientSession() as client:
-        yield client
-
-
-@pytest.fixture
-def provider(
-    session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer
-) -> OllamaProvider:
-    """Point an Ollama provider at the local server."""
-    return OllamaProvider(session, model="embed-small", url=embedding_server.url)
 
 
 @pytest.fixture

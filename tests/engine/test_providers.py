@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 import socket
 
 import aiohttp
@@ -35,13 +35,6 @@ from custom_components.memory.engine.providers import (
 from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
 KINDS = ("ollama", "openai", "gemini")
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    """Open a plain aiohttp session, as Home Assistant's shared one would be."""
-    async with aiohttp.ClientSession() as client:
-        yield client
 
 
 def _url(server: FakeEmbeddingServer, kind: str) -> str:
