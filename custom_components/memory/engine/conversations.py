@@ -44,11 +44,11 @@ from .models import (
     to_timestamp,
 )
 from .store import (
-    EXACT_SCAN_MAX,
-    SEMANTIC_OVERSAMPLE,
     SEMANTIC_POOL,
     MemoryStore,
+    exact_cosines,
     placeholders,
+    semantic_pool,
     validate_scope,
 )
 from .text import fts_match_expression, query_terms, term_coverage
@@ -658,40 +658,20 @@ class ConversationLog:
         if len(unit) != dim:
             return []  # not this model's query: keywords only
         where, params = filters
-        pool = max(SEMANTIC_POOL, query.limit)
-        wanted = pool * SEMANTIC_OVERSAMPLE
-        candidates = await index.knn(unit, wanted)
         base = (
             "SELECT e.message_id, e.vector FROM message_embeddings e "  # noqa: S608
             "JOIN conversation_messages m ON m.id = e.message_id "
             f"WHERE e.model = ? AND {where}"
         )
-        # knn returns min(k, size) ids: fewer than asked means all of them.
-        every = len(candidates) < wanted
-        if every:
-            scored = await _exact_scores(
-                self._store.reader, base, [model, *params], unit
-            )
-        else:
-            ids = [item_id for item_id, _score in candidates]
-            scored = await _exact_scores(
-                self._store.reader,
-                f"{base} AND e.message_id IN ({placeholders(len(ids))})",
-                [model, *params, *ids],
-                unit,
-            )
-            if len(scored) < pool:
-                async with self._store.reader.execute(
-                    f"SELECT count(*) FROM ({base})",  # noqa: S608
-                    [model, *params],
-                ) as cursor:
-                    row = await cursor.fetchone()
-                if row is not None and len(scored) < int(row[0]) <= EXACT_SCAN_MAX:
-                    scored = await _exact_scores(
-                        self._store.reader, base, [model, *params], unit
-                    )
-        scored.sort(key=lambda pair: (-pair[1], pair[0]))
-        return scored[:pool]
+        return await semantic_pool(
+            self._store.reader,
+            index,
+            unit,
+            base=base,
+            args=[model, *params],
+            key="e.message_id",
+            pool=max(SEMANTIC_POOL, query.limit),
+        )
 
     async def _similarity(
         self,
@@ -705,32 +685,11 @@ class ConversationLog:
         model = self._store.model
         if not semantic or not missing or query.vector is None or model is None:
             return {}
-        unit = as_unit_vector(query.vector)
-        scores: dict[int, float] = {}
-        for start in range(0, len(missing), _CHUNK):
-            chunk = missing[start : start + _CHUNK]
-            scores.update(
-                await _exact_scores(
-                    self._store.reader,
-                    "SELECT message_id, vector FROM message_embeddings "  # noqa: S608
-                    f"WHERE model = ? AND message_id IN ({placeholders(len(chunk))})",
-                    [model, *chunk],
-                    unit,
-                )
-            )
-        return scores
-
-
-async def _exact_scores(
-    conn: aiosqlite.Connection, sql: str, args: list[Any], unit: Vector
-) -> list[tuple[int, float]]:
-    """Cosines of `(id, vector)` rows with a unit query."""
-    async with conn.execute(sql, args) as cursor:
-        rows = list(await cursor.fetchall())
-    if not rows:
-        return []
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-    scores = matrix.reshape(len(rows), -1) @ unit
-    return [
-        (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
-    ]
+        return await exact_cosines(
+            self._store.reader,
+            as_unit_vector(query.vector),
+            missing,
+            table="message_embeddings",
+            key="message_id",
+            model=model,
+        )

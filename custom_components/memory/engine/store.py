@@ -108,6 +108,8 @@ BM25_WEIGHTS: Final = (1.0, 0.5)
 _BM25: Final = f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 _LOAD_BATCH: Final = 4096
 _BUSY_TIMEOUT_MS: Final = 10_000
+# Ids per `IN (…)` when reading vectors of many rows.
+_ID_CHUNK: Final = 500
 # How long closing waits for a write in flight (seconds).
 CLOSE_WAIT: Final = 10.0
 
@@ -122,6 +124,83 @@ _ITEM_COLUMNS: Final = (
 def placeholders(count: int) -> str:
     """`?,?,…` for an `IN (…)` of `count` values: values are always bound."""
     return ",".join("?" * count)
+
+
+async def exact_scores(
+    conn: aiosqlite.Connection, sql: str, args: Sequence[Any], unit: Vector
+) -> list[tuple[int, float]]:
+    """Cosines with a unit query of the `(id, float32 vector)` rows `sql` reads."""
+    rows = list(await conn.execute_fetchall(sql, args))
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+    scores = matrix.reshape(len(rows), -1) @ unit
+    return [
+        (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
+    ]
+
+
+async def exact_cosines(
+    conn: aiosqlite.Connection,
+    unit: Vector,
+    ids: Sequence[int],
+    *,
+    table: str,
+    key: str,
+    model: str,
+) -> dict[int, float]:
+    """Cosines of the stored vectors of `ids` (column `key` of `table`)."""
+    scores: dict[int, float] = {}
+    for start in range(0, len(ids), _ID_CHUNK):
+        chunk = ids[start : start + _ID_CHUNK]
+        scores.update(
+            await exact_scores(
+                conn,
+                f"SELECT {key}, vector FROM {table} WHERE model = ? "
+                f"AND {key} IN ({placeholders(len(chunk))})",
+                [model, *chunk],
+                unit,
+            )
+        )
+    return scores
+
+
+async def semantic_pool(
+    conn: aiosqlite.Connection,
+    index: VectorIndex,
+    unit: Vector,
+    *,
+    base: str,
+    args: Sequence[Any],
+    key: str,
+    pool: int,
+) -> list[tuple[int, float]]:
+    """Find the `pool` nearest rows `(id, cosine)` that `base` admits, best first.
+
+    `base` selects `(id, vector)` with the filters (`args` bound); the int8
+    `index` proposes candidates, whose float32 vectors are scored exactly.
+    When a selective filter (one person's rows) leaves too few of them, its
+    whole subset is scanned exactly, up to `EXACT_SCAN_MAX` rows.
+    """
+    wanted = pool * SEMANTIC_OVERSAMPLE
+    candidates = await index.knn(unit, wanted)
+    # knn returns min(k, size) ids, so fewer than asked for means the index
+    # holds no more (known without `count()`, a full scan in vec0).
+    every = len(candidates) < wanted
+    if every:
+        sql, sql_args = base, list(args)
+    else:
+        ids = [item_id for item_id, _score in candidates]
+        sql = f"{base} AND {key} IN ({placeholders(len(ids))})"
+        sql_args = [*args, *ids]
+    scored = await exact_scores(conn, sql, sql_args, unit)
+    if len(scored) < pool and not every:
+        rows = await conn.execute_fetchall(f"SELECT count(*) FROM ({base})", args)
+        count = int(next(iter(rows))[0])
+        if len(scored) < count <= EXACT_SCAN_MAX:
+            scored = await exact_scores(conn, base, args, unit)
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:pool]
 
 
 # An expired twin no longer counts: archive it (as expire_due would) so it
@@ -1171,20 +1250,15 @@ class MemoryStore:
         missing = sorted({item_id for item_id in ids if item_id not in pooled})
         if not semantic or not missing or query.vector is None:
             return {}
-        unit = as_unit_vector(query.vector)
-        scores: dict[int, float] = {}
-        for start in range(0, len(missing), 500):
-            chunk = missing[start : start + 500]
-            scores.update(
-                await self._exact_scores(
-                    conn,
-                    "SELECT memory_id, vector FROM embeddings WHERE model = ? "
-                    f"AND memory_id IN ({placeholders(len(chunk))})",
-                    [self._model, *chunk],
-                    unit,
-                )
-            )
-        return scores
+        assert self._model is not None  # noqa: S101 - a semantic pool needs one
+        return await exact_cosines(
+            conn,
+            as_unit_vector(query.vector),
+            missing,
+            table="embeddings",
+            key="memory_id",
+            model=self._model,
+        )
 
     async def _complete(
         self,
@@ -1266,50 +1340,19 @@ class MemoryStore:
         """
         if unit is None or self._index is None or self._vector_reader is None:
             return []
-        conn = self._vector_reader
-        pool = max(SEMANTIC_POOL, query.limit)
-        wanted = pool * SEMANTIC_OVERSAMPLE
-        candidates = await self._index.knn(unit, wanted)
-        candidate_ids = [item_id for item_id, _score in candidates]
         base = (
             "SELECT e.memory_id, e.vector FROM embeddings e "
             f"JOIN memories m ON m.id = e.memory_id WHERE e.model = ? AND {where}"
         )
-        # knn returns min(k, size) ids, so fewer than asked for means the index
-        # holds no more (known without `count()`, a full scan in vec0).
-        every = len(candidates) < wanted
-        if every:
-            # The index holds fewer vectors than asked for: every one is here.
-            sql, args = base, [self._model, *params]
-        else:
-            sql = base + f" AND e.memory_id IN ({placeholders(len(candidate_ids))})"
-            args = [self._model, *params, *candidate_ids]
-        scored = await self._exact_scores(conn, sql, args, unit)
-        if len(scored) < pool and not every:
-            # A selective filter left too few of the pool: scan its subset.
-            rows = await conn.execute_fetchall(
-                f"SELECT count(*) FROM ({base})", [self._model, *params]
-            )
-            count = int(next(iter(rows))[0])
-            if len(scored) < count <= EXACT_SCAN_MAX:
-                scored = await self._exact_scores(
-                    conn, base, [self._model, *params], unit
-                )
-        scored.sort(key=lambda pair: (-pair[1], pair[0]))
-        return scored[:pool]
-
-    @staticmethod
-    async def _exact_scores(
-        conn: aiosqlite.Connection, sql: str, args: list[Any], unit: Vector
-    ) -> list[tuple[int, float]]:
-        rows = list(await conn.execute_fetchall(sql, args))
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-        scores = matrix.reshape(len(rows), -1) @ unit
-        return [
-            (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
-        ]
+        return await semantic_pool(
+            self._vector_reader,
+            self._index,
+            unit,
+            base=base,
+            args=[self._model, *params],
+            key="e.memory_id",
+            pool=max(SEMANTIC_POOL, query.limit),
+        )
 
     async def stats(self) -> StoreStats:
         """Return counts and sizes for sensors and diagnostics (never content)."""
