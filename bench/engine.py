@@ -82,8 +82,8 @@ TOPICS: Final = 64
 SUBTOPICS: Final = 16
 PERSONS: Final = ("person.anna", "person.ben", "person.clara", "person.david")
 MODES: Final = ("keyword", "vector", "hybrid")
-# "auto" is what Home Assistant uses where sqlite-vec installs: vec0 up to the
-# store's AUTO_VEC0_MAX vectors, numpy above; the table says which it chose.
+# "auto" is what Home Assistant uses: vec0 whenever sqlite-vec loads, numpy
+# otherwise; the table says which it chose.
 BACKENDS: Final = ("numpy", "sqlite-vec", "auto")
 LIMIT: Final = 10
 SEED: Final = 20_260_101
