@@ -67,8 +67,6 @@ FLUSH_DELAY: Final = 1.0
 # event (seconds); only while a conversation is live.
 POLL_INTERVAL: Final = 5.0
 RETENTION_INTERVAL: Final = timedelta(hours=1)
-# What a write to the log may raise; capture logs it and goes on.
-WRITE_ERRORS: Final = DATABASE_ERRORS
 
 type _Key = tuple[str, str, str]
 # (user id, device id, agent id) of whoever is speaking.
@@ -234,7 +232,7 @@ class ConversationCapture:
         self._since = dt_util.utcnow()
         try:
             await self._log.close_open()
-        except WRITE_ERRORS as err:
+        except DATABASE_ERRORS as err:
             LOGGER.warning("Could not end the conversations of the last run: %s", err)
         await self.async_apply_retention()
         self._unsubscribers = [
@@ -297,7 +295,7 @@ class ConversationCapture:
         cutoff = dt_util.utcnow() - timedelta(days=days or -1)
         try:
             erased = await self._log.purge_before(cutoff)
-        except WRITE_ERRORS as err:
+        except DATABASE_ERRORS as err:
             LOGGER.warning("Could not apply conversation retention: %s", err)
             return 0
         if erased:
@@ -523,7 +521,7 @@ class ConversationCapture:
                         for conversation, _taken in batch
                     ]
                 )
-            except WRITE_ERRORS as err:
+            except DATABASE_ERRORS as err:
                 # Kept in memory and tried again with the next messages.
                 LOGGER.warning("Could not save conversation messages: %s", err)
                 return
