@@ -15,6 +15,7 @@ from custom_components.memory.engine import (
     MessageRole,
     NewMessage,
 )
+from custom_components.memory.engine.device_commands import is_device_command
 from custom_components.memory.engine.digestion import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_MAX_SECONDS,
@@ -23,7 +24,6 @@ from custom_components.memory.engine.digestion import (
     DigestState,
     SkipReason,
     backoff_seconds,
-    is_device_command,
     render_transcript,
     skip_reason,
 )

@@ -6,7 +6,8 @@ on the `conversations.digest_*` columns (pending → done or skipped; a
 failure stays pending with a growing backoff, so nothing is lost), renders
 transcripts with message ids the candidates can cite, and decides which
 conversations are not worth an LLM call at all: too few words from the user,
-or nothing but device commands ("turn on the kitchen light").
+or nothing but device commands ("turn on the kitchen light", see
+`device_commands.py`).
 
 A conversation that goes on after it was digested (the idle trigger fired
 mid-way) is due again for its new messages only.
@@ -23,6 +24,13 @@ import re
 from typing import Any, Final
 
 from .conversations import MessageRole, StoredMessage
+from .device_commands import (
+    MAX_COMMAND_WORDS,
+    is_device_command,
+    is_intent_tool,
+    says_something_personal,
+    word_count,
+)
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
 from .store import MemoryStore
 
@@ -342,48 +350,6 @@ def render_transcript(
 
 # -- what is not worth an LLM call -----------------------------------------
 
-# Imperatives that control or query the home, optionally after a politeness.
-_COMMAND: Final = re.compile(
-    r"""(?ix)^\s*
-    (?:(?:hey|ok|okay|please|now|and|also|then)[\s,]+)*
-    (?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?
-    (?:
-        turn|switch|set|open|close|shut|lock|unlock|dim|brighten|start|stop|
-        pause|resume|play|activate|deactivate|toggle|raise|lower|increase|
-        decrease|arm|disarm|run|cancel|mute|unmute|skip|next|previous|
-        make\s+it|put\s+on|change|adjust|heat|cool|enable|disable|add|
-        what(?:'s|\s+is|\s+are)?|is|are|how|when|which|show|tell\s+me|
-        good\s+(?:morning|night|evening)|thanks?|thank\s+you|hello|hi|goodbye|bye|never\s*mind
-    )\b
-    """
-)
-# Words of someone saying something about themselves, the people around them
-# or how things should be: worth remembering, whatever the verb.
-_PERSONAL: Final = re.compile(
-    r"""(?ix)\b(?:
-        i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|ours|us|
-        remember|remind|prefer|preference|favou?rite|like|likes|love|loves|
-        hate|hates|allergic|birthday|anniversary|usually|always|never|
-        wife|husband|partner|son|daughter|kid|kids|children|mom|mum|dad|
-        mother|father|brother|sister|friend|dog|cat|moved|live|lives|work|works|
-        from\s+now\s+on|don't|do\s+not|should|shouldn't
-    )\b"""
-)
-# Home Assistant's built-in intents: a tool call of these is a device command.
-_INTENT_TOOL: Final = re.compile(r"^(?:Hass|Get(?:LiveContext|DateTime)|todo_)")
-# Device commands are short.
-MAX_COMMAND_WORDS: Final = 14
-
-
-def is_device_command(text: str) -> bool:
-    """Tell a short imperative or question about the home, nothing personal."""
-    words = _WORD.findall(text)
-    if not words or len(words) > MAX_COMMAND_WORDS:
-        return False
-    if _PERSONAL.search(text):
-        return False
-    return _COMMAND.match(text) is not None
-
 
 def skip_reason(transcript: Transcript, *, min_user_words: int) -> SkipReason | None:
     """Why a transcript is not worth an LLM call, or None when it is."""
@@ -397,11 +363,9 @@ def skip_reason(transcript: Transcript, *, min_user_words: int) -> SkipReason | 
     # said nothing about themselves, was only commanding devices.
     if (
         transcript.tool_names
-        and all(_INTENT_TOOL.match(name) for name in transcript.tool_names)
-        and not any(_PERSONAL.search(text) for text in transcript.user_messages)
-        and all(
-            len(_WORD.findall(t)) <= MAX_COMMAND_WORDS for t in transcript.user_messages
-        )
+        and all(is_intent_tool(name) for name in transcript.tool_names)
+        and not any(says_something_personal(t) for t in transcript.user_messages)
+        and all(word_count(t) <= MAX_COMMAND_WORDS for t in transcript.user_messages)
     ):
         return SkipReason.DEVICE_COMMANDS
     return None
