@@ -67,6 +67,7 @@ from .text import (
     query_terms,
     term_coverage,
 )
+from .transactions import immediate_transaction
 from .vectors import (
     BACKEND_NUMPY,
     BACKEND_SQLITE_VEC,
@@ -472,16 +473,11 @@ class MemoryStore:
             )
         if version == SCHEMA_VERSION:
             return
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
+        async with immediate_transaction(conn):
             for step in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[step]:
                     await conn.execute(statement)
                 await conn.execute(f"PRAGMA user_version = {step + 1}")
-            await conn.execute("COMMIT")
-        except BaseException:
-            await conn.execute("ROLLBACK")
-            raise
         _LOGGER.info(
             "Memory database migrated from schema %s to %s", version, SCHEMA_VERSION
         )
@@ -581,14 +577,8 @@ class MemoryStore:
         embedding queue); listeners fire after it commits.
         """
         writer, _reader = self._require()
-        async with self._write_lock:
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
-                yield writer
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
+        async with self._write_lock, immediate_transaction(writer):
+            yield writer
         self._changed()
 
     @property
@@ -691,18 +681,13 @@ class MemoryStore:
         now = self._clock()
         new_vectors: dict[int, Vector] = {}
         async with self._write_lock:
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
+            async with immediate_transaction(writer):
                 outcome = await self._insert_many(writer, prepared, now)
                 for (item_id, created), unit in zip(outcome, units, strict=True):
                     if created and unit is not None:
                         new_vectors[item_id] = unit
                 if new_vectors:
                     await self._store_vectors(writer, new_vectors)
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
             if new_vectors:
                 await self._index_add(new_vectors)
         items = await self.get_many([item_id for item_id, _ in outcome], conn=writer)
@@ -867,13 +852,8 @@ class MemoryStore:
             return
         async with self._write_lock:
             await self._check_ids(writer, list(units))
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
+            async with immediate_transaction(writer):
                 await self._store_vectors(writer, units)
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
             await self._index_add(units)
         self._changed()
 
@@ -909,8 +889,7 @@ class MemoryStore:
         async with self._write_lock:
             await self._check_ids(writer, unique)
             marks = placeholders(len(unique))
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
+            async with immediate_transaction(writer):
                 if purge:
                     await writer.execute(
                         f"DELETE FROM memories WHERE id IN ({marks})", unique
@@ -925,10 +904,6 @@ class MemoryStore:
                         "AND status = 'active'",
                         [now, now, *unique],
                     )
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
             if purge:
                 if self._index is not None:
                     await self._index.remove(unique)
@@ -1473,8 +1448,7 @@ class MemoryStore:
                         f"memory {item.id} is not active in the new memory's scope",
                         id=str(item.id),
                     )
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
+            async with immediate_transaction(writer):
                 new_id, _created = await self._insert(writer, new, content, tags, now)
                 replaced = [item_id for item_id in olds if item_id != new_id]
                 if replaced:
@@ -1484,10 +1458,6 @@ class MemoryStore:
                         f"WHERE id IN ({placeholders(len(replaced))})",
                         [new_id, now, now, *replaced],
                     )
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
             items = await self.get_many([new_id, old_id], conn=writer)
         self._changed()
         return items[new_id], items[old_id]
@@ -1537,8 +1507,7 @@ class MemoryStore:
                     f"memory {twin[0]} already has this text", id=str(twin[0])
                 )
             reworded = text != item.content
-            await writer.execute("BEGIN IMMEDIATE")
-            try:
+            async with immediate_transaction(writer):
                 await writer.execute(
                     "UPDATE memories SET content = ?, content_key = ?, "
                     "confidence = coalesce(?, confidence), "
@@ -1557,10 +1526,6 @@ class MemoryStore:
                         "updated_at = ? WHERE memory_id = ?",
                         (digest, now, item_id),
                     )
-                await writer.execute("COMMIT")
-            except BaseException:
-                await writer.execute("ROLLBACK")
-                raise
             if reworded and self._index is not None:
                 await self._index.remove([item_id])
             updated = (await self.get_many([item_id], conn=writer))[item_id]
