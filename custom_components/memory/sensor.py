@@ -212,7 +212,10 @@ class MemorySensor(MemoryEntity[MemoryStatsCoordinator], SensorEntity):
 
 
 class EmbeddingProgressSensor(MemoryEntity[EmbeddingCoordinator], SensorEntity):
-    """Share of memories embedded by the current model; below 100 while rebuilding."""
+    """Share of memories and messages embedded by the current model.
+
+    Below 100 while a rebuild (of either) keeps search keyword-only.
+    """
 
     _attr_translation_key = "embedding_progress"
     _attr_native_unit_of_measurement = PERCENTAGE
@@ -231,13 +234,20 @@ class EmbeddingProgressSensor(MemoryEntity[EmbeddingCoordinator], SensorEntity):
 
     @property
     def extra_state_attributes(self) -> Mapping[str, Any]:
-        """Counts by state, and whether a rebuild keeps search keyword-only."""
+        """Counts by state, and whether a rebuild keeps search keyword-only.
+
+        The unprefixed names count memories (as they always did).
+        """
         queue = self.coordinator.data.queue
         return {
             "pending": queue.pending,
             "embedded": queue.ready,
             "failed": queue.failed,
             "rebuilding": queue.rebuilding,
+            "messages_pending": queue.messages_pending,
+            "messages_embedded": queue.messages_ready,
+            "messages_failed": queue.messages_failed,
+            "messages_rebuilding": queue.messages_rebuilding,
         }
 
 

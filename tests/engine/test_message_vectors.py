@@ -185,8 +185,8 @@ async def test_messages_are_embedded_and_found_by_meaning(
     assert await _drain(queue) is None
     status = await queue.status()
     assert (status.messages_ready, status.messages_pending) == (3, 0)
-    # The memory counts are the progress sensor's: there are none here.
-    assert (status.total, status.progress) == (0, 100.0)
+    # No memory at all: progress counts the messages, all done.
+    assert (status.total, status.messages_total, status.progress) == (0, 3, 100.0)
     assert embedding_server.embedded == 3
     with closing(sqlite3.connect(store.path)) as conn:
         embedded = {
@@ -237,6 +237,8 @@ async def test_memories_go_first(
     assert (status.ready, status.pending) == (1, 0)
     assert status.messages_ready == 4
     assert status.messages_pending == 36
+    # The memories are done, yet progress counts the messages waiting too.
+    assert status.progress == round(100 * 5 / 41, 1)
     assert embedding_server.texts == [4, 1]
     with closing(sqlite3.connect(store.path)) as conn:
         assert conn.execute("SELECT memory_id FROM embeddings").fetchall() == [(item,)]
@@ -671,6 +673,7 @@ async def test_refused_message_backs_off_then_stays_keyword_only(
         clock.advance(delay)
     status = await queue.status()
     assert (status.messages_ready, status.messages_failed) == (1, 1)
+    assert status.progress == 100.0  # given up counts as done
     with closing(sqlite3.connect(store.path)) as conn:
         assert conn.execute(
             "SELECT message_id, state, attempts FROM message_embedding_jobs "

@@ -568,8 +568,10 @@ async def test_reconfigure_rebuilds_in_the_background(
     hits = (await call(hass, "search", {"query": "peanut allergy"}))["memories"]
     assert hits[0]["id"] == nuts
     assert hits[0]["matched"] == ["semantic"]
-    # One batch for the rebuild and one query: no more.
-    assert embedding_server.calls["ollama.embed"] == calls + 2
+    # Progress reached 100 with the messages too: one batch of memories, one
+    # of messages, and one query; no more.
+    assert hass.states.get(PROGRESS).attributes["messages_embedded"] == 2  # type: ignore[union-attr]
+    assert embedding_server.calls["ollama.embed"] == calls + 3
 
 
 async def test_reconfigure_keeps_the_key_and_switches_back_without_calls(

@@ -14,7 +14,7 @@ from pathlib import Path
 import sqlite3
 from typing import Any
 
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import Context, HomeAssistant, State
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -25,7 +25,7 @@ from custom_components.memory.engine import MessageQuery
 from custom_components.memory.engine.embedding_queue import QueueStatus
 from tests.provider_servers import FakeEmbeddingServer
 
-from . import call
+from . import add, call
 from .assist import (
     ANNA,
     BEN,
@@ -35,7 +35,7 @@ from .assist import (
     async_setup_agent,
     converse,
 )
-from .test_providers import provider_entry, setup as setup_entry
+from .test_providers import PROGRESS, provider_entry, settle, setup as setup_entry
 
 # "peanut allergy" shares no word (or stem) with "... allergic to nuts".
 QUESTION = "peanut allergy"
@@ -248,3 +248,68 @@ async def test_restart_resumes_pending_message_jobs(
     found = await search_messages(hass, QUESTION)
     assert found[0]["content"] == "Mia is allergic to nuts"
     assert found[0]["matched"] == ["semantic"]
+
+
+async def progress_when(
+    hass: HomeAssistant, entry: MockConfigEntry, done: Callable[[State], bool]
+) -> State:
+    """Write what capture holds, then wait for the progress sensor to say `done`."""
+    runtime = entry.runtime_data.embedding
+    assert runtime is not None
+    await entry.runtime_data.capture.async_flush()
+    changed = asyncio.Event()
+    remove = runtime.coordinator.async_add_listener(changed.set)
+    try:
+        while True:
+            changed.clear()
+            await hass.async_block_till_done()
+            state = hass.states.get(PROGRESS)
+            if state is not None and done(state):
+                return state
+            await changed.wait()
+    finally:
+        remove()
+
+
+async def test_progress_counts_messages(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    household: Household,
+    agent: RecordingAgent,
+) -> None:
+    """Embedding progress stays below 100 while only messages wait for vectors."""
+    entry = await setup_entry(hass, provider_entry(embedding_server))
+    await add(hass, "Mia is allergic to nuts")
+    await settle(hass, entry)
+    await embedding_server.stop()
+    await converse(hass, "The bins go out on Thursday")
+
+    # Every memory has its vector; the message (search by keywords) does not.
+    state = await progress_when(
+        hass, entry, lambda state: state.attributes["messages_pending"] == 1
+    )
+    assert state.state == "50.0"
+    assert state.attributes == state.attributes | {
+        "pending": 0,
+        "embedded": 1,
+        "failed": 0,
+        "rebuilding": False,
+        "messages_pending": 1,
+        "messages_embedded": 0,
+        "messages_failed": 0,
+        "messages_rebuilding": False,
+    }
+
+    # The provider is back after a restart: the worker finishes the message.
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    await hass.async_block_till_done()
+    await embedding_server.start()
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    state = await progress_when(hass, entry, lambda state: state.state == "100.0")
+    assert state.attributes == state.attributes | {
+        "embedded": 1,
+        "messages_pending": 0,
+        "messages_embedded": 1,
+    }
+    found = await search_messages(hass, "rubbish bins")
+    assert found[0]["matched"] == ["keyword", "semantic"]

@@ -95,7 +95,9 @@ async def setup(hass: HomeAssistant, entry: MockConfigEntry) -> MockConfigEntry:
 
 
 async def settle(hass: HomeAssistant, entry: MockConfigEntry) -> None:
-    """Wait until every memory has a vector and the sensors say so.
+    """Wait until every memory has a vector and the progress sensor is at 100.
+
+    100 means the captured messages are done too.
 
     Waits on the worker's status updates rather than on the clock, so it
     also works while a test has frozen time.

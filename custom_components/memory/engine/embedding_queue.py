@@ -198,8 +198,9 @@ class CircuitBreaker:
 class QueueStatus:
     """Counts of one model's jobs (never any content).
 
-    `pending`, `ready`, `failed` and `rebuilding` are about memories (what
-    the progress sensor shows); the `messages_` fields about the log.
+    `pending`, `ready`, `failed` and `rebuilding` are about memories; the
+    `messages_` fields about the log. `progress` (the progress sensor's state)
+    covers both: message search stays keyword-only until its rebuild is done.
     """
 
     model: str
@@ -218,11 +219,21 @@ class QueueStatus:
         return self.pending + self.ready + self.failed
 
     @property
+    def messages_total(self) -> int:
+        """Messages with a job for this model."""
+        return self.messages_pending + self.messages_ready + self.messages_failed
+
+    @property
     def progress(self) -> float:
-        """Share of memory jobs done (ready or given up), in percent."""
-        if not self.total:
+        """Share of all jobs, memories and messages, done (ready or given up).
+
+        In percent; 100 when there is nothing to embed.
+        """
+        total = self.total + self.messages_total
+        if not total:
             return 100.0
-        return round(100.0 * (self.ready + self.failed) / self.total, 1)
+        done = self.ready + self.failed + self.messages_ready + self.messages_failed
+        return round(100.0 * done / total, 1)
 
 
 @dataclass(frozen=True, slots=True)
