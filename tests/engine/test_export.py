@@ -243,3 +243,114 @@ async def test_conversations_by_day(store: MemoryStore) -> None:
     everyone = await conversations_with_messages(log, None)
     assert {conv.conversation_id for conv, _ in everyone} == {"c1", "c2"}
     assert "Ben's secret plans" not in first + second
+
+
+async def test_interleaved_conversations_over_days(store: MemoryStore) -> None:
+    """Messages read in one go land in their own conversation, day and order.
+
+    Two conversations talk at once and go on the next day (their message ids
+    interleave, as appends do), a third starts in between: every day file
+    orders conversations by their first message, and messages by time.
+    """
+    log = ConversationLog(store)
+    morning = datetime(2026, 3, 14, 8, 0, tzinfo=UTC)  # 09:00 in Berlin
+
+    def said(text: str, minutes: float, **kw: object) -> NewMessage:
+        return NewMessage(
+            role=MessageRole.USER,
+            content=text,
+            created_at=morning + timedelta(minutes=minutes),
+            **kw,  # type: ignore[arg-type]
+        )
+
+    kitchen = ConversationInfo(conversation_id="kitchen", started_at=morning)
+    hall = ConversationInfo(
+        conversation_id="hall",
+        started_at=morning + timedelta(minutes=1),
+        agent_id="conversation.ollama",
+    )
+    first, second = await log.save(
+        [
+            (None, kitchen, [said("k1 lights on", 0), said("k2 coffee", 2)]),
+            (None, hall, [said("h1 heating up", 1), said("h2 door locked", 3)]),
+        ]
+    )
+    next_day = 24 * 60
+    await log.save(
+        [
+            (first, kitchen, [said("k3 breakfast", next_day + 60)]),
+            (second, hall, [said("h3 mail", next_day + 30)]),
+            (
+                None,
+                ConversationInfo(
+                    conversation_id="bedroom",
+                    started_at=morning + timedelta(minutes=next_day + 45),
+                ),
+                [said("b1 blinds up", next_day + 45)],
+            ),
+            (second, hall, [said("h4 secret", next_day + 31, scope=BEN)]),
+        ]
+    )
+
+    found = await conversations_with_messages(log, (HOUSEHOLD,))
+    # The same as reading each conversation alone (newest first), less BEN's.
+    alone = [
+        (conv, [m for m in await log.messages(conv.id) if m.scope == HOUSEHOLD])
+        for conv in await log.conversations(limit=10)
+    ]
+    assert found == alone
+    assert [conv.conversation_id for conv, _ in found] == ["kitchen", "bedroom", "hall"]
+
+    saturday, sunday = (
+        render_day(day, label=label, timezone=BERLIN)
+        for day in group_by_day(found, BERLIN)
+    )
+    assert saturday == (
+        "# Conversations on 2026-03-14\n\n"
+        "## 09:00, household\n\n"
+        "- 09:00:00 **User**: k1 lights on\n"
+        "- 09:02:00 **User**: k2 coffee\n\n"
+        "## 09:01, household, agent conversation.ollama\n\n"
+        "- 09:01:00 **User**: h1 heating up\n"
+        "- 09:03:00 **User**: h2 door locked\n"
+    )
+    assert sunday == (
+        "# Conversations on 2026-03-15\n\n"
+        "## 09:30, household, agent conversation.ollama\n\n"
+        "- 09:30:00 **User**: h3 mail\n\n"
+        "## 09:45, household\n\n"
+        "- 09:45:00 **User**: b1 blinds up\n\n"
+        "## 10:00, household\n\n"
+        "- 10:00:00 **User**: k3 breakfast\n"
+    )
+
+
+async def test_messages_of_many_conversations(store: MemoryStore) -> None:
+    """More conversations than one query's chunk: each gets exactly its own."""
+    log = ConversationLog(store)
+    start = datetime(2026, 3, 14, 8, 0, tzinfo=UTC)
+    keys = await log.save(
+        [
+            (
+                None,
+                ConversationInfo(conversation_id=f"c{i}", started_at=start),
+                [
+                    NewMessage(
+                        role=MessageRole.USER,
+                        content=f"message {i}.{n}",
+                        created_at=start + timedelta(seconds=i),
+                    )
+                    for n in range(i % 3)
+                ],
+            )
+            for i in range(1100)
+        ]
+    )
+    found = await log.messages_of([*keys, *keys[:5]])
+    # A conversation without messages is absent; the others hold theirs.
+    assert len(found) == len([i for i in range(1100) if i % 3])
+    for i, key in enumerate(keys):
+        assert [m.content for m in found.get(key, [])] == [
+            f"message {i}.{n}" for n in range(i % 3)
+        ]
+    assert await log.messages_of([]) == {}

@@ -477,6 +477,30 @@ class ConversationLog:
             rows = await cursor.fetchall()
         return [_row_to_message(row) for row in rows]
 
+    async def messages_of(
+        self, conversations: Sequence[int]
+    ) -> dict[int, list[StoredMessage]]:
+        """Every message of these conversations (by row id), oldest first in each.
+
+        One query per 500 conversations, not one per conversation; one with
+        no message is absent from the result.
+        """
+        unique = sorted(set(conversations))
+        found: dict[int, list[StoredMessage]] = {}
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._store.reader.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+                "JOIN conversations c ON c.id = m.conversation "
+                f"WHERE m.conversation IN ({placeholders(len(chunk))}) "
+                "ORDER BY m.conversation, m.id",
+                chunk,
+            ) as cursor:
+                for row in await cursor.fetchall():
+                    message = _row_to_message(row)
+                    found.setdefault(message.conversation, []).append(message)
+        return found
+
     async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:
         """Messages by id; missing ids are absent from the result."""
         unique = sorted(set(ids))

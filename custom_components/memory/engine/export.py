@@ -34,7 +34,6 @@ DAY_FILE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 MAX_TOOL_CHARS: Final = 300
 # Conversations an export reads at most (retention bounds them anyway).
 MAX_CONVERSATIONS: Final = 100_000
-_CHUNK: Final = 500
 
 # The order types appear in MEMORY.md: what shapes answers most first.
 TYPE_ORDER: Final = (
@@ -288,11 +287,12 @@ async def conversations_with_messages(
     """
     allowed = None if scopes is None else tuple(scopes)
     found = await log.conversations(scopes=allowed, limit=MAX_CONVERSATIONS)
+    by_conversation = await log.messages_of([conv.id for conv in found])
     result: list[tuple[StoredConversation, list[StoredMessage]]] = []
     for conversation in found:
         messages = [
             message
-            for message in await log.messages(conversation.id)
+            for message in by_conversation.get(conversation.id, ())
             if allowed is None or message.scope in allowed
         ]
         if messages:
