@@ -7,7 +7,6 @@ speaking Ollama's and OpenAI's APIs.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import closing
 from pathlib import Path
@@ -35,7 +34,13 @@ from .assist import (
     async_setup_agent,
     converse,
 )
-from .test_providers import PROGRESS, provider_entry, settle, setup as setup_entry
+from .test_providers import (
+    PROGRESS,
+    embedding_until,
+    provider_entry,
+    settle,
+    setup as setup_entry,
+)
 
 # "peanut allergy" shares no word (or stem) with "... allergic to nuts".
 QUESTION = "peanut allergy"
@@ -52,24 +57,15 @@ async def agent(hass: HomeAssistant) -> AsyncIterator[RecordingAgent]:
 async def wait_for(
     hass: HomeAssistant, entry: MockConfigEntry, done: Callable[[QueueStatus], bool]
 ) -> None:
-    """Write what capture holds, then wait for the worker's status to say `done`.
-
-    Waits on the worker's status updates, not on the clock.
-    """
+    """Write what capture holds, then wait for the worker's status to say `done`."""
     runtime = entry.runtime_data.embedding
     assert runtime is not None
     await entry.runtime_data.capture.async_flush()
-    changed = asyncio.Event()
-    remove = runtime.coordinator.async_add_listener(changed.set)
-    try:
-        while True:
-            changed.clear()
-            await hass.async_block_till_done()
-            if done(await runtime.queue.status()):
-                return
-            await changed.wait()
-    finally:
-        remove()
+
+    async def check() -> bool:
+        return done(await runtime.queue.status())
+
+    await embedding_until(hass, entry, check)
 
 
 async def settle_messages(
@@ -254,21 +250,16 @@ async def progress_when(
     hass: HomeAssistant, entry: MockConfigEntry, done: Callable[[State], bool]
 ) -> State:
     """Write what capture holds, then wait for the progress sensor to say `done`."""
-    runtime = entry.runtime_data.embedding
-    assert runtime is not None
     await entry.runtime_data.capture.async_flush()
-    changed = asyncio.Event()
-    remove = runtime.coordinator.async_add_listener(changed.set)
-    try:
-        while True:
-            changed.clear()
-            await hass.async_block_till_done()
-            state = hass.states.get(PROGRESS)
-            if state is not None and done(state):
-                return state
-            await changed.wait()
-    finally:
-        remove()
+
+    async def check() -> bool:
+        state = hass.states.get(PROGRESS)
+        return state is not None and done(state)
+
+    await embedding_until(hass, entry, check)
+    state = hass.states.get(PROGRESS)
+    assert state is not None
+    return state
 
 
 async def test_progress_counts_messages(

@@ -7,6 +7,7 @@ reached over Home Assistant's shared aiohttp session.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 import json
 import logging
@@ -94,10 +95,10 @@ async def setup(hass: HomeAssistant, entry: MockConfigEntry) -> MockConfigEntry:
     return entry
 
 
-async def settle(hass: HomeAssistant, entry: MockConfigEntry) -> None:
-    """Wait until every memory has a vector and the progress sensor is at 100.
-
-    100 means the captured messages are done too.
+async def embedding_until(
+    hass: HomeAssistant, entry: MockConfigEntry, done: Callable[[], Awaitable[bool]]
+) -> None:
+    """Wait until `done()` holds, checking again at each embedding status update.
 
     Waits on the worker's status updates rather than on the clock, so it
     also works while a test has frozen time.
@@ -110,18 +111,32 @@ async def settle(hass: HomeAssistant, entry: MockConfigEntry) -> None:
         while True:
             changed.clear()
             await hass.async_block_till_done()
-            missing = await count_missing(runtime.queue.store, runtime.queue.model)
-            state = hass.states.get(PROGRESS)
-            if (
-                not missing
-                and state is not None
-                and state.state == "100.0"
-                and not state.attributes["rebuilding"]
-            ):
+            if await done():
                 return
             await changed.wait()
     finally:
         remove()
+
+
+async def settle(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Wait until every memory has a vector and the progress sensor is at 100.
+
+    100 means the captured messages are done too.
+    """
+    runtime = entry.runtime_data.embedding
+    assert runtime is not None
+
+    async def done() -> bool:
+        missing = await count_missing(runtime.queue.store, runtime.queue.model)
+        state = hass.states.get(PROGRESS)
+        return (
+            not missing
+            and state is not None
+            and state.state == "100.0"
+            and not state.attributes["rebuilding"]
+        )
+
+    await embedding_until(hass, entry, done)
 
 
 async def breaker_error(hass: HomeAssistant, entry: MockConfigEntry, key: str) -> None:
