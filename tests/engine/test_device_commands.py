@@ -377,6 +377,62 @@ def test_words_of_two_languages(text: str, *, expected: bool) -> None:
     assert is_device_command(text) is expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # No verb, or the verb left out before its particle.
+        ("Licht im Flur aus", True),
+        ("Wohnzimmer Licht an", True),
+        ("licht im flur aus", True),
+        ("Rollläden runter, bitte", True),
+        ("Lamp in de keuken uit", True),
+        ("Gordijnen dicht", True),
+        ("Heizung im Bad höher", True),
+        ("Kitchen lights off", True),
+        ("Fan on please", True),
+        # A verb of state, a person's doing, a time: a statement or a rule.
+        ("Mias Licht bleibt an", False),
+        ("Das Licht im Keller war an", False),
+        ("Lena macht das Licht aus", False),
+        ("Heute Abend Licht an", False),
+        ("Abends Licht aus", False),
+        ("Het licht op zolder blijft aan", False),
+        ("De achterdeur staat open", False),
+        ("The porch light stays on", False),
+        ("Tom turns the lights off", False),
+        ("Lights off at night", False),
+        ("Papa Licht aus", False),
+        # Over six words: left to the LLM (a missed skip costs one call).
+        ("Licht im Flur und in der Küche aus", False),
+    ],
+)
+def test_short_commands(text: str, *, expected: bool) -> None:
+    """A verbless command of a few plain words of the home is a command."""
+    assert is_device_command(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A time of day makes a command a standing rule, worth remembering.
+        ("Lock the door at night", False),
+        ("Turn on the coffee machine in the morning", False),
+        ("Ferme la porte à clé le soir", False),
+        ("Cierra con llave por la noche", False),
+        ("Chiudi a chiave la sera", False),
+        ("Fecha a porta à chave à noite", False),
+        # Without one it is a command now.
+        ("Lock the door", True),
+        ("Ferme la porte à clé", True),
+        ("Cierra la puerta con llave", True),
+        ("Turn on the night light", True),
+    ],
+)
+def test_times_of_day_make_a_rule(text: str, *, expected: bool) -> None:
+    """A time of day ("at night", "le soir") makes a rule, not a one-off."""
+    assert is_device_command(text) is expected
+
+
 def _transcript(*messages: str, tools: tuple[str, ...] = ()) -> Transcript:
     return Transcript(
         text="\n".join(messages),

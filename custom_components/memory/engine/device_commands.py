@@ -454,6 +454,13 @@ _LANGUAGES: Final[dict[str, _Phrases]] = {
 # light when it gets dark"); at the start it may only ask.
 _WHEN: Final = r"when|quand|cuando|quando|wanneer"
 _HABIT_EVERY: Final = r"(?:every|each)\s+" + _TIMES
+# Times of day of a standing rule: "lock the door at night" is no one-off.
+_NIGHTLY: Final = r"""(?:
+    at\s+night|in\s+the\s+(?:evenings?|mornings?)|overnight|
+    le\s+(?:soir|matin)|la\s+nuit|(?:par|pendant)\s+la\s+nuit|
+    por\s+las?\s+(?:noches?|ma[ñn]anas?|tardes?)|de\s+noche|
+    la\s+(?:sera|notte|mattina)|di\s+(?:sera|notte)|
+    [àa]\s+noite|de\s+noite|de\s+manh[ãa])"""
 
 
 def _alternatives(parts: list[str]) -> str:
@@ -484,7 +491,7 @@ def _personal_pattern(languages: list[_Phrases]) -> re.Pattern[str]:
     words = _alternatives([phrases.personal for phrases in languages])
     return re.compile(
         rf"""(?ix)
-        (?<!\w)(?:{words}|{_HABIT_EVERY})(?!\w)
+        (?<!\w)(?:{words}|{_HABIT_EVERY}|{_NIGHTLY})(?!\w)
         | \w[\s,]+(?:{_WHEN})\b"""
     )
 
@@ -514,6 +521,51 @@ _CLAUSE_BREAK: Final = re.compile(r"[,;:.!?]+(?=\s|$)|\s[-–—]+\s")
 _INTENT_TOOL: Final = re.compile(r"^(?:Hass|Get(?:LiveContext|DateTime)|todo_)")
 # Device commands are short.
 MAX_COMMAND_WORDS: Final = 14
+
+# A short command with no verb, or with its verb left out before a
+# separable particle: "Kitchen lights off", "Licht im Flur aus", "Lamp in de
+# keuken uit". Every word before the particle must be a plain word of the
+# home (English and Dutch: a closed list) or, in German, a capitalised noun
+# that is not a verb, a time or a pronoun: "The porch light stays on", "Mias
+# Licht bleibt an" and "Lena macht das Licht aus" tell something.
+_SHORT_MAX_WORDS: Final = 6
+_SHORT_EN_NL: Final = r"""(?:
+    the|all|a|and|in|of|please|hey|ok|okay|now|
+    lights?|lamps?|ceiling|desk|floor|table|night|reading|led|strip|kitchen|
+    living|room|bedroom|bathroom|hall(?:way)?|garage|office|porch|garden|
+    basement|attic|upstairs|downstairs|dining|stairs|front|back|patio|study|
+    laundry|door|doors|gate|windows?|tv|television|fans?|heating|heater|
+    radio|music|speakers?|blinds|shutters|curtains|volume|ac|air|
+    conditioning|thermostat|vacuum|coffee|machine|kettle|sound|boiler|
+    de|het|een|op|van|alle|alles|en|nu|even|alsjeblieft|boven|beneden|
+    licht(?:en)?|lamp(?:en|je|jes)?|plafondlamp|buitenlamp|verwarming|
+    gordijn(?:en)?|rolluik(?:en)?|raam|ramen|deur(?:en)?|poort|televisie|
+    ventilator|muziek|keuken|woonkamer|slaapkamer|badkamer|gang|hal|zolder|
+    kelder|tuin|kantoor|overloop|eetkamer|werkkamer|wc|toilet|afzuigkap|
+    airco|stofzuiger|zonnescherm)"""
+_SHORT_DE: Final = r"""(?:
+    (?i:der|die|das|den|dem|des|im|in|am|vom|von|zum|zur|beim|alle|alles|
+       ganze[nmrs]?|und|bitte|mal|jetzt|oben|unten|licht(?:er)?|lampen?|
+       heizung|rolll[äa]den|rollos?|jalousien?|fenster|t[üu]r|tor|
+       fernseher|radio|musik|ventilator|k[üu]che|wohnzimmer|schlafzimmer|
+       bad|badezimmer|flur|keller|garten|b[üu]ro)|
+    (?!(?:Bleib\w*|Blieb\w*|Ist|Sind|War|Waren|Wird|Werden|Wurde\w*|
+         Geh\w*|Ging\w*|Komm\w*|Kam\w*|Steh\w*|Stand\w*|Hat|Haben|
+         Hatte\w*|Muss|Soll\w*|Darf|Kann|Macht|L[äa]ss\w*|Heute|Morgen|
+         Abend|Nacht|Mittag|Fr[üu]h|Sp[äa]ter|Gleich|Wieder|Noch|Schon|
+         Uhr|Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag|
+         Wochenende|Er|Sie|Es|Ihr|Man|Jemand|Nur|Ab|Bis|Um|Seit|Nach|
+         Vor)(?!\w))
+    [A-ZÄÖÜ][^\W\d_]*)"""
+_SHORT: Final = re.compile(
+    rf"""(?x)^[\s"'«“„]*(?:
+        (?i:(?:{_SHORT_EN_NL}\s+){{1,5}}
+            (?:on|off|up|down|aan|uit|open|dicht|omhoog|omlaag|hoger|lager))
+      | (?:{_SHORT_DE}\s+){{1,5}}
+        (?i:an|aus|ein|auf|zu|hoch|runter|heller|dunkler|lauter|leiser|
+            w[äa]rmer|k[äa]lter|h[öo]her|hoeher|niedriger)
+    )(?i:[\s,]+(?:please|bitte|alsjeblieft|alstublieft))?[\s.!?]*$"""
+)
 
 
 def _personal_after_command(text: str) -> tuple[bool, bool]:
@@ -549,6 +601,8 @@ def is_device_command(text: str) -> bool:
     if not words or len(words) > MAX_COMMAND_WORDS:
         return False
     command, personal = _personal_after_command(text)
+    if not command and len(words) <= _SHORT_MAX_WORDS:
+        command = _SHORT.match(text) is not None
     return command and not personal and not _tells_more(text)
 
 
