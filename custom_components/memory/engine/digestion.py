@@ -32,7 +32,7 @@ from .device_commands import (
     word_count,
 )
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
-from .store import MemoryStore
+from .store import MemoryStore, placeholders
 
 # Retry after a failure: 1, 2, 4, ... minutes, at most 6 hours apart.
 BACKOFF_BASE_SECONDS: Final = 60.0
@@ -163,9 +163,9 @@ class DigestQueue:
         """Which of these conversation rows still wait for digestion."""
         if not ids:
             return set()
-        marks = ", ".join("?" * len(ids))
         async with self._store.reader.execute(
-            f"SELECT id FROM conversations WHERE id IN ({marks}) AND {_WAITING}",  # noqa: S608
+            f"SELECT id FROM conversations WHERE id IN ({placeholders(len(ids))}) "  # noqa: S608
+            f"AND {_WAITING}",
             list(ids),
         ) as cursor:
             return {int(row[0]) for row in await cursor.fetchall()}
