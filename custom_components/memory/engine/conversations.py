@@ -46,7 +46,7 @@ from .models import (
 from .store import (
     SEMANTIC_POOL,
     MemoryStore,
-    exact_cosines,
+    cosines_outside_pool,
     placeholders,
     semantic_pool,
     validate_scope,
@@ -704,15 +704,14 @@ class ConversationLog:
         ids: Sequence[int],
     ) -> dict[int, float]:
         """Exact cosines of keyword hits outside the semantic pool."""
-        pooled = {item_id for item_id, _score in semantic}
-        missing = sorted({item_id for item_id in ids if item_id not in pooled})
         model = self._store.model
-        if not semantic or not missing or query.vector is None or model is None:
+        if query.vector is None or model is None:
             return {}
-        return await exact_cosines(
+        return await cosines_outside_pool(
             self._store.reader,
-            as_unit_vector(query.vector),
-            missing,
+            query.vector,
+            semantic,
+            ids,
             table="message_embeddings",
             key="message_id",
             model=model,

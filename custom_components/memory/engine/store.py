@@ -166,6 +166,30 @@ async def exact_cosines(
     return scores
 
 
+async def cosines_outside_pool(
+    conn: aiosqlite.Connection,
+    vector: Vector,
+    semantic: Sequence[tuple[int, float]],
+    ids: Sequence[int],
+    *,
+    table: str,
+    key: str,
+    model: str,
+) -> dict[int, float]:
+    """Exact cosines of those `ids` the semantic pool left out (none without one).
+
+    A keyword hit outside the pool still gets its semantic score, so fusion
+    weighs it like the pooled ones.
+    """
+    pooled = {item_id for item_id, _score in semantic}
+    missing = sorted({item_id for item_id in ids if item_id not in pooled})
+    if not semantic or not missing:
+        return {}
+    return await exact_cosines(
+        conn, as_unit_vector(vector), missing, table=table, key=key, model=model
+    )
+
+
 async def semantic_pool(
     conn: aiosqlite.Connection,
     index: VectorIndex,
@@ -1221,15 +1245,14 @@ class MemoryStore:
         ids: Sequence[int],
     ) -> dict[int, float]:
         """Exact cosines of `ids` outside the semantic pool (none without one)."""
-        pooled = {item_id for item_id, _score in semantic}
-        missing = sorted({item_id for item_id in ids if item_id not in pooled})
-        if not semantic or not missing or query.vector is None:
+        if query.vector is None or not semantic:
             return {}
         assert self._model is not None  # noqa: S101 - a semantic pool needs one
-        return await exact_cosines(
+        return await cosines_outside_pool(
             conn,
-            as_unit_vector(query.vector),
-            missing,
+            query.vector,
+            semantic,
+            ids,
             table="embeddings",
             key="memory_id",
             model=self._model,
