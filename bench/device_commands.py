@@ -45,11 +45,16 @@ import random
 import statistics
 import sys
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hassil.intents import Intents, SlotList, TextSlotList
 from hassil.sample import sample_intents
 import home_assistant_intents
+
+if TYPE_CHECKING:
+    from bench._machine import cpu_model
+else:
+    from _machine import cpu_model
 
 REPO: Final = Path(__file__).resolve().parents[1]
 ENGINE_DIR: Final = REPO / "custom_components" / "memory"
@@ -214,13 +219,7 @@ def speed(check: Check, texts: Sequence[str], runs: int) -> dict[str, float]:
 
 
 def _environment(module: str) -> dict[str, Any]:
-    model = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model(platform.processor() or platform.machine())
     return {
         "module": module,
         "cpu": model,

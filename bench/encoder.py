@@ -41,12 +41,14 @@ REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
+    from bench._machine import cpu_model
     from custom_components.memory.engine.encoder import (
         DEFAULT_MAX_BATCH_TOKENS,
         BertEncoder,
     )
     from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
 else:
+    from _machine import cpu_model
     from engine.encoder import DEFAULT_MAX_BATCH_TOKENS, BertEncoder
     from engine.model_files import ALL_MINILM_L6_V2
 
@@ -139,15 +141,8 @@ def run_once(
 
 
 def _machine() -> dict[str, str]:
-    cpu = "unknown"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
     return {
-        "cpu": cpu,
+        "cpu": cpu_model("unknown"),
         "cores": str(os.cpu_count()),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -54,6 +54,7 @@ ENGINE_DIR: Final = os.environ.get(ENGINE_ENV) or str(
 sys.path.insert(0, ENGINE_DIR)
 
 if TYPE_CHECKING:
+    from bench._machine import cpu_model
     from custom_components.memory.engine import (
         HOUSEHOLD,
         MemoryStore,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         Source,
     )
 else:
+    from _machine import cpu_model
     from engine import (
         HOUSEHOLD,
         MemoryStore,
@@ -573,13 +575,7 @@ def _log(message: str) -> None:
 
 
 def _environment() -> dict[str, Any]:
-    model = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model(platform.processor() or platform.machine())
     try:
         import sqlite_vec  # noqa: PLC0415 - optional
 

@@ -55,6 +55,7 @@ from pytest_homeassistant_custom_component.common import (  # noqa: E402
     async_test_home_assistant,
 )
 
+from bench._machine import cpu_model  # noqa: E402
 from custom_components.memory.const import (  # noqa: E402
     CONF_PROVIDER,
     DEFAULT_RECALL_BUDGET,
@@ -329,13 +330,7 @@ async def _turn(
 
 def environment() -> dict[str, Any]:
     """Describe the machine and versions, for the report."""
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_model(platform.processor() or platform.machine())
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
