@@ -267,8 +267,10 @@ async def one_run(config_dir: Path, turns: list[str]) -> RunResult:
         hass.states.async_set(PERSON, "home", {"user_id": user.id})
         result = RunResult([], [], [], [], [], 0)
         try:
-            for index, text in enumerate([*turns[:WARMUP], *turns]):
-                await _turn(hass, entry, index, text, user.id, result, index >= WARMUP)
+            warmup = turns[:WARMUP]
+            for index, text in enumerate([*warmup, *turns]):
+                measured = index >= len(warmup)
+                await _turn(hass, entry, index, text, user.id, result, measured)
         finally:
             await hass.config_entries.async_unload(entry.entry_id)
             await hass.async_block_till_done()
@@ -375,7 +377,7 @@ def markdown(
         (
             f"{args.memories:,} memories (60 % household, 40 % three persons, two "
             f"profiles; database {db / 2**20:.1f} MiB); {args.turns} measured "
-            f"turns per run after {WARMUP} warm-up turns, half as a user with a "
+            f"turns per run after {min(WARMUP, args.turns)} warm-up turns, half as a user with a "
             "person, half as a satellite; half the utterances ask about "
             "memories, half are commands and chat. Each run is a fresh Home "
             "Assistant on the same database. Default options: budget "
