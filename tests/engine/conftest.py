@@ -24,7 +24,12 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
-from custom_components.memory.engine.providers import OllamaProvider
+from custom_components.memory.engine.embedding_queue import (
+    BATCH_SIZE,
+    QUERY_TIMEOUT,
+    EmbeddingQueue,
+)
+from custom_components.memory.engine.providers import OllamaProvider, model_key
 from tests.provider_servers import FakeEmbeddingServer
 
 type Backend = Literal["numpy", "sqlite-vec"]
@@ -114,6 +119,45 @@ def provider(
 ) -> OllamaProvider:
     """Point an Ollama provider at the local server (the queue tests' model)."""
     return OllamaProvider(session, model="embed-small", url=embedding_server.url)
+
+
+# The key `provider`'s vectors (embed-small, 32 dimensions) are filed under.
+PROVIDER_MODEL = model_key("ollama", "embed-small", 32)
+
+
+def make_queue(
+    store: MemoryStore,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    *,
+    model: str = PROVIDER_MODEL,
+    batch_size: int = BATCH_SIZE,
+    query_timeout: float = QUERY_TIMEOUT,
+) -> EmbeddingQueue:
+    """Make an embedding queue on the test clock, for 32-dimension vectors."""
+    return EmbeddingQueue(
+        store,
+        provider,
+        model,
+        clock=clock,
+        dimensions=32,
+        batch_size=batch_size,
+        query_timeout=query_timeout,
+    )
+
+
+def flag(value: object) -> bool:
+    """Read a flag afresh (mypy would keep it narrowed from an earlier assert)."""
+    return bool(value)
+
+
+async def drain(queue: EmbeddingQueue, *, steps: int = 100) -> float | None:
+    """Run until nothing is due now (at most `steps`); return the last delay."""
+    for _ in range(steps):
+        delay = await queue.run_once()
+        if delay != 0:
+            return delay
+    raise AssertionError("the queue never settled")
 
 
 @pytest.fixture

@@ -19,43 +19,27 @@ from custom_components.memory.engine.embedding_queue import (
     QueueStatus,
     count_missing,
 )
-from custom_components.memory.engine.providers import (
-    CannotConnectError,
-    OllamaProvider,
-    model_key,
-)
+from custom_components.memory.engine.providers import CannotConnectError, OllamaProvider
 from custom_components.memory.engine.store import MemoryStore
 from tests.provider_servers import FakeEmbeddingServer
 
-from .conftest import FakeClock, StoreFactory, memory
+from .conftest import (
+    PROVIDER_MODEL,
+    FakeClock,
+    StoreFactory,
+    drain,
+    flag,
+    make_queue,
+    memory,
+)
 
-MODEL = model_key("ollama", "embed-small", 32)
+MODEL = PROVIDER_MODEL
 
 
 @pytest.fixture
 async def store(store_factory: StoreFactory) -> MemoryStore:
     """Open a store that files vectors under the provider's model."""
     return await store_factory(model=MODEL)
-
-
-def _queue(
-    store: MemoryStore, provider: OllamaProvider, clock: FakeClock, **kwargs: object
-) -> EmbeddingQueue:
-    return EmbeddingQueue(store, provider, MODEL, clock=clock, dimensions=32, **kwargs)  # type: ignore[arg-type]
-
-
-def _is(value: object) -> bool:
-    """Read a flag afresh (mypy would keep it narrowed from an earlier assert)."""
-    return bool(value)
-
-
-async def _drain(queue: EmbeddingQueue) -> float | None:
-    """Run until nothing is due now; return what the last step said."""
-    for _ in range(100):
-        delay = await queue.run_once()
-        if delay != 0:
-            return delay
-    raise AssertionError("the queue never settled")
 
 
 async def _semantic(store: MemoryStore, queue: EmbeddingQueue, text: str) -> list[int]:
@@ -85,7 +69,7 @@ async def test_rebuild_then_semantic_search(
     nuts = (await store.add(memory("Mia is allergic to nuts"))).item.id
     for i in range(40):
         await store.add(memory(f"filler memory {i}"))
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
 
     assert await queue.start() == 41
     assert queue.rebuilding
@@ -95,7 +79,7 @@ async def test_rebuild_then_semantic_search(
     assert await queue.query_vector("peanut allergy") is None
     assert await _semantic(store, queue, "peanut allergy") == []
 
-    assert await _drain(queue) is None
+    assert await drain(queue) is None
     status = await queue.status()
     assert (status.ready, status.pending, status.rebuilding) == (41, 0, False)
     assert status.progress == 100.0
@@ -118,7 +102,7 @@ async def test_new_memories_are_not_a_rebuild(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """Memories added later are queued by `sync` and embedded; search stays semantic."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     assert await queue.start() == 0
     assert not queue.rebuilding
     assert await queue.run_once() is None  # nothing to do, nothing written
@@ -126,7 +110,7 @@ async def test_new_memories_are_not_a_rebuild(
     bins = (await store.add(memory("The bins go out on Thursday"))).item.id
 
     assert (await queue.status()).pending == 0  # not seen yet
-    assert await _drain(queue) is None
+    assert await drain(queue) is None
     assert (await queue.status()).ready == 2
     assert (await _semantic(store, queue, "peanut allergy"))[0] == nuts
     assert (await _semantic(store, queue, "rubbish collection"))[0] == bins
@@ -140,40 +124,40 @@ async def test_cache_makes_no_provider_call(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """Re-adding, re-embedding and rebuilding unchanged text asks the provider nothing."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     first = (await store.add(memory("Mia is allergic to nuts"))).item.id
     # The same text in another scope, in the same batch: embedded once.
     await store.add(memory("Mia is allergic to nuts", scope="person.anna"))
-    await _drain(queue)
+    await drain(queue)
     assert embedding_server.embedded == 1
 
     # Re-adding after forgetting (archived, so its vector stays).
     await store.forget([first])
     again = (await store.add(memory("Mia is allergic to nuts"))).item.id
     assert again != first
-    await _drain(queue)
+    await drain(queue)
     assert embedding_server.embedded == 1
     assert (await store.get(again)) is not None
 
     # Re-embedding: a job back to pending (a crash between vector and state).
     async with store.transaction() as conn:
         await conn.execute("UPDATE embedding_jobs SET state = 'pending'")
-    await _drain(queue)
+    await drain(queue)
     assert embedding_server.embedded == 1
     assert (await queue.status()).ready == 3
 
     # A rebuild after a restart, on a reopened store.
     await store.close()
     await store.open()
-    again_queue = _queue(store, provider, clock)
+    again_queue = make_queue(store, provider, clock)
     async with store.transaction() as conn:
         await conn.execute("DELETE FROM embedding_jobs")
     await again_queue.start()
     assert again_queue.rebuilding
-    await _drain(again_queue)
+    await drain(again_queue)
     assert embedding_server.embedded == 1
-    assert not _is(again_queue.rebuilding)
+    assert not flag(again_queue.rebuilding)
 
     # The query side has its own (in-memory) cache.
     calls = embedding_server.calls["ollama.embed"]
@@ -196,10 +180,10 @@ async def test_purge_removes_the_cached_vector(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A purged memory leaves no vector or text hash behind: re-adding embeds anew."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     item = (await store.add(memory("The safe code is 4711"))).item.id
-    await _drain(queue)
+    await drain(queue)
     assert embedding_server.embedded == 1
 
     await store.forget([item], purge=True)
@@ -208,7 +192,7 @@ async def test_purge_removes_the_cached_vector(
             assert tuple(await cursor.fetchone()) == (0,)  # type: ignore[arg-type]
 
     await store.add(memory("The safe code is 4711"))
-    await _drain(queue)
+    await drain(queue)
     assert embedding_server.embedded == 2
 
 
@@ -220,7 +204,7 @@ async def test_restart_resumes_pending_work(
 ) -> None:
     """Pending jobs are in the database: a new process finishes them."""
     store = await store_factory(model=MODEL)
-    queue = _queue(store, provider, clock, batch_size=2)
+    queue = make_queue(store, provider, clock, batch_size=2)
     await queue.start()
     for text in ("one memory", "two memory", "three memory", "four memory"):
         await store.add(memory(text))
@@ -228,10 +212,10 @@ async def test_restart_resumes_pending_work(
     await store.close()
 
     reopened = await store_factory(model=MODEL)
-    resumed = _queue(reopened, provider, clock, batch_size=2)
+    resumed = make_queue(reopened, provider, clock, batch_size=2)
     assert await resumed.start() == 0  # nothing new: the jobs were queued before
     assert (await resumed.status()).pending == 2
-    await _drain(resumed)
+    await drain(resumed)
     assert (await resumed.status()).ready == 4
     assert embedding_server.texts == [2, 2]
 
@@ -243,10 +227,10 @@ async def test_breaker_opens_serves_keywords_and_closes(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """Down: work waits, queries get no vector at once; back: all resumes."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     nuts = (await store.add(memory("Mia is allergic to nuts"))).item.id
-    await _drain(queue)
+    await drain(queue)
     changes: list[BreakerState] = []
     queue.breaker.add_listener(lambda: changes.append(queue.breaker.state))
 
@@ -275,9 +259,9 @@ async def test_breaker_opens_serves_keywords_and_closes(
 
     await embedding_server.start()
     clock.advance(2 * BREAKER_BASE_DELAY)
-    assert await _drain(queue) is None
-    assert _is(queue.breaker.closed)
-    assert _is(queue.breaker.down_since is None)
+    assert await drain(queue) is None
+    assert flag(queue.breaker.closed)
+    assert flag(queue.breaker.down_since is None)
     assert await _job(store, pending) == ("ready", 0, None)
     assert changes == [BreakerState.OPEN, BreakerState.OPEN, BreakerState.CLOSED]
     assert (await _semantic(store, queue, "peanut allergy"))[:2] == [pending, nuts] or (
@@ -292,7 +276,7 @@ async def test_probe_without_pending_work(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A query that failed opens the breaker; with no work queued, a probe closes it."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     embedding_server.status = 503
     assert await queue.query_vector("anything") is None
@@ -304,7 +288,7 @@ async def test_probe_without_pending_work(
     embedding_server.status = None
     clock.advance(2 * BREAKER_BASE_DELAY)
     assert await queue.run_once() == 0  # probe succeeds
-    assert _is(queue.breaker.closed)
+    assert flag(queue.breaker.closed)
     assert await queue.run_once() is None
     assert await queue.query_vector("anything") is not None
 
@@ -316,7 +300,7 @@ async def test_slow_query_opens_the_breaker(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A query embedding over the limit is abandoned; the next one does not wait."""
-    queue = _queue(store, provider, clock, query_timeout=0.2)
+    queue = make_queue(store, provider, clock, query_timeout=0.2)
     await queue.start()
     embedding_server.delay = 2.0
     started = time.perf_counter()
@@ -336,7 +320,7 @@ async def test_refused_text_is_retried_alone_then_left_in_error(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A text the provider refuses backs off, goes alone, and ends in `error`."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     good = (await store.add(memory("The bins go out on Thursday"))).item.id
     bad = (await store.add(memory("REJECT this very long memory"))).item.id
@@ -349,14 +333,14 @@ async def test_refused_text_is_retried_alone_then_left_in_error(
         1,
         "ollama answered HTTP 400: input rejected",
     )
-    assert await _drain(queue) == RETRY_BASE
+    assert await drain(queue) == RETRY_BASE
     clock.advance(RETRY_BASE)
-    await _drain(queue)  # each goes alone: the good one succeeds
+    await drain(queue)  # each goes alone: the good one succeeds
     assert (await _job(store, good))[0] == "ready"
     assert (await _job(store, bad))[:2] == ("pending", 2)
 
     for _ in range(MAX_ATTEMPTS):
-        delay = await _drain(queue)
+        delay = await drain(queue)
         if delay is None:
             break
         clock.advance(delay)
@@ -376,10 +360,10 @@ async def test_dimension_change_is_reported_not_stored(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A model that changes its dimension opens the breaker with a clear error."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     await store.add(memory("first memory"))
-    await _drain(queue)
+    await drain(queue)
     embedding_server.dimension = 48
     item = (await store.add(memory("second memory"))).item.id
 
@@ -406,7 +390,7 @@ async def test_store_knows_the_dimension_first(
     await store.add(memory("first memory"))
     queue = EmbeddingQueue(store, provider, MODEL, clock=clock)
     await queue.start()
-    await _drain(queue)
+    await drain(queue)
     assert queue.dimensions == 32
 
     # A queue that was told nothing, on a store whose model has 32 dimensions.
@@ -430,7 +414,7 @@ async def test_zero_vector_is_an_item_failure(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A zero vector cannot be searched: the item backs off, the provider is fine."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     item = (await store.add(memory("empty meaning"))).item.id
     embedding_server.answer = {"embeddings": [[0.0] * 32]}
@@ -450,7 +434,7 @@ async def test_purged_while_embedding(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A memory purged while its batch is with the provider is simply skipped."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     gone = (await store.add(memory("soon purged"))).item.id
     kept = (await store.add(memory("kept memory"))).item.id
@@ -480,9 +464,9 @@ async def test_archived_memories_are_embedded_too(
     """`status: any` searches use vectors as well, so every memory gets one."""
     item = (await store.add(memory("an old fact"))).item.id
     await store.forget([item])
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
-    await _drain(queue)
+    await drain(queue)
     assert (await store.get(item)).status is MemoryStatus.ARCHIVED  # type: ignore[union-attr]
     assert await _job(store, item) == ("ready", 0, None)
     await queue.close()
@@ -500,7 +484,7 @@ def test_breaker_backoff_is_capped(clock: FakeClock) -> None:
     assert delays == [10, 20, 40, 40, 40]
     assert not breaker.probe_due
     clock.advance(40)
-    assert _is(breaker.probe_due)
+    assert flag(breaker.probe_due)
     remove = breaker.add_listener(lambda: None)
     remove()
     breaker.record_success()

@@ -43,9 +43,17 @@ from custom_components.memory.engine.providers import OllamaProvider, model_key
 from custom_components.memory.engine.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.provider_servers import FakeEmbeddingServer
 
-from .conftest import FakeClock, StoreFactory, memory
+from .conftest import (
+    PROVIDER_MODEL,
+    FakeClock,
+    StoreFactory,
+    drain,
+    flag,
+    make_queue,
+    memory,
+)
 
-MODEL = model_key("ollama", "embed-small", 32)
+MODEL = PROVIDER_MODEL
 OTHER_MODEL = model_key("ollama", "nomic-embed-text:latest", 32)
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 ANNA = "person.anna"
@@ -64,32 +72,6 @@ async def store(store_factory: StoreFactory) -> MemoryStore:
 def log(store: MemoryStore) -> ConversationLog:
     """Make the conversation log on the test's store."""
     return ConversationLog(store)
-
-
-def _queue(
-    store: MemoryStore,
-    provider: OllamaProvider,
-    clock: FakeClock,
-    *,
-    model: str = MODEL,
-    batch_size: int = 32,
-) -> EmbeddingQueue:
-    return EmbeddingQueue(
-        store, provider, model, clock=clock, dimensions=32, batch_size=batch_size
-    )
-
-
-def _is(value: object) -> bool:
-    """Read a flag afresh (mypy would keep it narrowed from an earlier assert)."""
-    return bool(value)
-
-
-async def _drain(queue: EmbeddingQueue) -> float | None:
-    for _ in range(1000):
-        delay = await queue.run_once()
-        if delay != 0:
-            return delay
-    raise AssertionError("the queue never settled")
 
 
 def said(
@@ -161,7 +143,7 @@ async def test_messages_are_embedded_and_found_by_meaning(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """User and assistant messages get vectors; tool results and "OK." do not."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     assert await queue.start() == 0
     assert not queue.messages_rebuilding
     nuts, reply, tool, short, bins = await save(
@@ -182,7 +164,7 @@ async def test_messages_are_embedded_and_found_by_meaning(
             said("The bins go out on Thursday", minutes=1),
         ],
     )
-    assert await _drain(queue) is None
+    assert await drain(queue, steps=1000) is None
     status = await queue.status()
     assert (status.messages_ready, status.messages_pending) == (3, 0)
     # No memory at all: progress counts the messages, all done.
@@ -225,7 +207,7 @@ async def test_memories_go_first(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A memory added behind a backlog of messages waits one batch at most."""
-    queue = _queue(store, provider, clock, batch_size=4)
+    queue = make_queue(store, provider, clock, batch_size=4)
     await queue.start()
     await save(
         log, [said(f"old message number {i} about the garden") for i in range(40)]
@@ -242,7 +224,7 @@ async def test_memories_go_first(
     assert embedding_server.texts == [4, 1]
     with closing(sqlite3.connect(store.path)) as conn:
         assert conn.execute("SELECT memory_id FROM embeddings").fetchall() == [(item,)]
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert (await queue.status()).messages_ready == 40
 
 
@@ -254,10 +236,10 @@ async def test_cache_spans_memories_and_messages(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A message that repeats an embedded text costs no provider call."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     await store.add(memory("Mia is allergic to nuts"))
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == 1
 
     first, second = await save(
@@ -267,7 +249,7 @@ async def test_cache_spans_memories_and_messages(
             said("  Mia is allergic to nuts\n", minutes=1),
         ],
     )
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == 1
     assert (await queue.status()).messages_ready == 2
     found = await search(log, queue, QUESTION)
@@ -275,10 +257,10 @@ async def test_cache_spans_memories_and_messages(
 
     # And the other way round: a memory that repeats a message.
     await save(log, [said("The guest room stays at 19 degrees")])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     calls = embedding_server.embedded
     await store.add(memory("The guest room stays at 19 degrees"))
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == calls
 
 
@@ -295,20 +277,20 @@ async def test_existing_messages_are_a_rebuild(
     """
     await store.add(memory("The boiler was serviced in March"))
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    queue = _queue(store, provider, clock, batch_size=1)
+    queue = make_queue(store, provider, clock, batch_size=1)
     assert await queue.start() == 2
     assert queue.rebuilding
     assert queue.messages_rebuilding
     assert await queue.query_vector(QUESTION, messages=True) is None
     assert await queue.run_once() == 0  # the memory
-    assert not _is(queue.rebuilding)
-    assert _is(queue.messages_rebuilding)
+    assert not flag(queue.rebuilding)
+    assert flag(queue.messages_rebuilding)
     assert await queue.query_vector(QUESTION) is not None
     assert await queue.query_vector(QUESTION, messages=True) is None
     assert await search(log, queue, QUESTION) == []
 
-    assert await _drain(queue) is None
-    assert not _is(queue.messages_rebuilding)
+    assert await drain(queue, steps=1000) is None
+    assert not flag(queue.messages_rebuilding)
     assert (await queue.status()).messages_rebuilding is False
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
 
@@ -323,10 +305,10 @@ async def test_model_switch_re_embeds_messages(
     """Another model rebuilds the messages; until then its searches use keywords."""
     store = await store_factory(model=MODEL)
     log = ConversationLog(store)
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     await store.close()
 
     switched = await store_factory(model=OTHER_MODEL)
@@ -334,12 +316,12 @@ async def test_model_switch_re_embeds_messages(
         session, model="nomic-embed-text:latest", url=embedding_server.url
     )
     log = ConversationLog(switched)
-    queue = _queue(switched, other, clock, model=OTHER_MODEL)
+    queue = make_queue(switched, other, clock, model=OTHER_MODEL)
     assert await queue.start() == 1
     assert queue.messages_rebuilding
     assert await search(log, queue, QUESTION) == []
     calls = embedding_server.embedded
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == calls + 1  # another model: embedded anew
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
     assert count(switched.path, "message_embeddings") == 2  # one per model
@@ -354,7 +336,7 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
     db_path: Path,
 ) -> None:
     """Erasing a message erases its vector, job and text hash: no copy is left."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     secret, other = await save(
         log,
@@ -363,7 +345,7 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
             said("Mia is allergic to nuts", minutes=1),
         ],
     )
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert await search(log, queue, "safe code painting", limit=1) == [
         (secret, (Signal.KEYWORD, Signal.SEMANTIC))
     ]
@@ -387,7 +369,7 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
     # The same text again is embedded anew: nothing of it was cached.
     calls = embedding_server.embedded
     await save(log, [said("The safe code is 4711 behind the painting", minutes=2)])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == calls + 1
 
     # Retention: everything before a time, vectors and index entries too.
@@ -414,7 +396,7 @@ async def test_restart_resumes_message_jobs(
 ) -> None:
     """Pending message jobs are in the database: the next process finishes them."""
     store = await store_factory(model=MODEL)
-    queue = _queue(store, provider, clock, batch_size=2)
+    queue = make_queue(store, provider, clock, batch_size=2)
     await queue.start()
     await save(
         ConversationLog(store),
@@ -425,11 +407,11 @@ async def test_restart_resumes_message_jobs(
     await store.close()
 
     reopened = await store_factory(model=MODEL)
-    resumed = _queue(reopened, provider, clock, batch_size=2)
+    resumed = make_queue(reopened, provider, clock, batch_size=2)
     assert await resumed.start() == 0  # queued before: not a rebuild
     assert not resumed.messages_rebuilding
     assert (await resumed.status()).messages_pending == 2
-    await _drain(resumed)
+    await drain(resumed, steps=1000)
     assert (await resumed.status()).messages_ready == 4
     assert embedding_server.texts == [2, 2]
 
@@ -447,7 +429,7 @@ async def test_scopes_hold_on_the_vector_path(
     the index's candidates are all hers: Ben's search must still find his
     own (a scan of his subset) and none of hers; and the other way round.
     """
-    queue = _queue(store, provider, clock, batch_size=64)
+    queue = make_queue(store, provider, clock, batch_size=64)
     await queue.start()
     annas = await save(
         log,
@@ -456,7 +438,7 @@ async def test_scopes_hold_on_the_vector_path(
     )
     [bens] = await save(log, [said("Ben is allergic to nuts", scope=BEN)], scope=BEN)
     [household] = await save(log, [said("The bins go out on Thursday")])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert (await queue.status()).messages_ready == 262
 
     for_ben = await search(log, queue, QUESTION, scopes=(HOUSEHOLD, BEN), limit=50)
@@ -480,10 +462,10 @@ async def test_provider_down_falls_back_to_keywords(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """No vector, no error: keyword search answers while the provider is away."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     await embedding_server.stop()
     assert await search(log, queue, QUESTION) == []
     assert not queue.breaker.closed
@@ -503,15 +485,15 @@ async def test_index_catches_up_and_forgets(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """The in-memory index follows the table: new and replaced vectors, purges."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     assert await search(log, queue, QUESTION) == []  # no model row yet: no index
     assert log.index_bytes == 0
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
     [bins] = await save(log, [said("The bins go out on Thursday", minutes=1)])
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert (await search(log, queue, "rubbish collection"))[0][0] == bins
 
     # A job back to pending (a crash between vector and state) is redone from
@@ -519,7 +501,7 @@ async def test_index_catches_up_and_forgets(
     async with store.transaction() as conn:
         await conn.execute("UPDATE message_embedding_jobs SET state = 'pending'")
     calls = embedding_server.embedded
-    await _drain(queue)
+    await drain(queue, steps=1000)
     assert embedding_server.embedded == calls
     found = await search(log, queue, QUESTION)
     assert [item_id for item_id, _ in found].count(nuts) == 1
@@ -533,7 +515,7 @@ async def test_message_purged_while_embedding(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A message erased between its batch and its vector is simply skipped."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     gone, kept = await save(
         log,
@@ -590,11 +572,11 @@ async def test_upgrade_embeds_the_kept_messages(
         conn.commit()
     store = await store_factory(model=MODEL)
     log = ConversationLog(store)
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     assert await queue.start() == 1
     assert queue.messages_rebuilding
     assert not queue.rebuilding
-    await _drain(queue)
+    await drain(queue, steps=1000)
     [(found, signals)] = await search(log, queue, QUESTION)
     assert signals == (Signal.SEMANTIC,)
     assert (await log.get_messages([found]))[found].content == "Mia is allergic to nuts"
@@ -658,7 +640,7 @@ async def test_refused_message_backs_off_then_stays_keyword_only(
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A message the provider refuses is retried with backoff, then left alone."""
-    queue = _queue(store, provider, clock)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     embedding_server.reject = "REJECT"
     _good, bad = await save(
@@ -667,7 +649,7 @@ async def test_refused_message_backs_off_then_stays_keyword_only(
     assert await queue.run_once() == 0
     assert queue.breaker.closed  # the provider is fine, the text is not
     for _ in range(MAX_ATTEMPTS + 1):
-        delay = await _drain(queue)
+        delay = await drain(queue, steps=1000)
         if delay is None:
             break
         clock.advance(delay)
