@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import aiohttp
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -31,12 +30,21 @@ from custom_components.memory.engine.consolidation import (
     keyword_overlap,
     normalize_topic,
 )
-from custom_components.memory.engine.embedding_queue import EmbeddingQueue, text_hash
+from custom_components.memory.engine.embedding_queue import text_hash
 from custom_components.memory.engine.models import Vector
-from custom_components.memory.engine.providers import OllamaProvider, model_key
+from custom_components.memory.engine.providers import OllamaProvider
 from tests.provider_servers import FakeEmbeddingServer
 
-from .conftest import START, FakeClock, StoreFactory, memory, unit, vector
+from .conftest import (
+    PROVIDER_MODEL,
+    START,
+    FakeClock,
+    StoreFactory,
+    make_queue,
+    memory,
+    unit,
+    vector,
+)
 
 ANNA = "person.anna"
 BEN = "person.ben"
@@ -606,14 +614,12 @@ async def test_update_content_refuses_bad_requests(store: MemoryStore) -> None:
 async def test_update_content_rekeys_and_reembeds(
     store_factory: StoreFactory,
     clock: FakeClock,
-    session: aiohttp.ClientSession,
+    provider: OllamaProvider,
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """After a rewording no vector describes the old text; the queue re-embeds."""
-    model = model_key("ollama", "embed-small", 32)
-    store = await store_factory(model=model)
-    provider = OllamaProvider(session, model="embed-small", url=embedding_server.url)
-    queue = EmbeddingQueue(store, provider, model, clock=clock, dimensions=32)
+    store = await store_factory(model=PROVIDER_MODEL)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     item_id = await add(store, "Mia is allergic to nuts")
     while await queue.run_once() == 0:
@@ -655,14 +661,12 @@ async def test_update_content_rekeys_and_reembeds(
 async def test_consolidator_with_the_queues_query_vectors(
     store_factory: StoreFactory,
     clock: FakeClock,
-    session: aiohttp.ClientSession,
+    provider: OllamaProvider,
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """The pipeline's `embed` is the queue's `query_vector`; it may give None."""
-    model = model_key("ollama", "embed-small", 32)
-    store = await store_factory(model=model)
-    provider = OllamaProvider(session, model="embed-small", url=embedding_server.url)
-    queue = EmbeddingQueue(store, provider, model, clock=clock, dimensions=32)
+    store = await store_factory(model=PROVIDER_MODEL)
+    queue = make_queue(store, provider, clock)
     await queue.start()
     existing = await add(store, "Mia plays the violin")
     while await queue.run_once() == 0:
