@@ -329,6 +329,12 @@ async def export_all(hass: HomeAssistant, household: Household) -> list[Path]:
     ]
 
 
+def block_conversations(folder: Path) -> None:
+    """Put a file where an export's `conversations/` is: it cannot be written."""
+    (folder / "conversations").rename(folder / "moved")
+    (folder / "conversations").write_text("not a folder")
+
+
 async def message_ids(entry: MockConfigEntry, key: int, text: str) -> list[int]:
     """Ids of a conversation's messages that contain `text`."""
     log: ConversationLog = entry.runtime_data.conversations
@@ -485,12 +491,8 @@ async def test_export_that_cannot_be_rewritten_is_removed(
     """An export that cannot be rewritten after a purge is removed instead."""
     door = await add(hass, CODE)
     await export_all(hass, household)
-    # Anna's `conversations/` became a file: her export cannot be written.
     broken = export_dir(hass, ANNA)
-    for path in (broken / "conversations").iterdir():
-        path.unlink()
-    (broken / "conversations").rmdir()
-    (broken / "conversations").write_text("not a folder")
+    block_conversations(broken)
 
     await call(hass, "forget", {"ids": [door], "purge": True})
 
@@ -518,8 +520,7 @@ async def test_export_that_cannot_be_erased_is_reported(
     door = await add(hass, CODE)
     await export_all(hass, household)
     stuck = export_dir(hass, ANNA)
-    (stuck / "conversations").rename(stuck / "moved")
-    (stuck / "conversations").write_text("not a folder")
+    block_conversations(stuck)
     unlink = Path.unlink
 
     def refuse(path: Path, missing_ok: bool = False) -> None:
