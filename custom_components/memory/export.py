@@ -256,13 +256,13 @@ async def async_rewrite_exports(
             else:
                 LOGGER.debug("Rewrote the export in %s after an erase", folder)
     if stuck:
-        folder, left = stuck[0]
+        where, error = stuck[0]
         raise ExportNotErasedError(
-            f"erased, but the export in {folder} could be neither rewritten "
-            f"nor removed: {left}",
-            folder=str(folder),
-            error=str(left),
-        ) from left
+            f"erased, but the export in {where} could be neither rewritten "
+            f"nor removed: {error}",
+            folder=str(where),
+            error=str(error),
+        ) from error
 
 
 async def async_remove_exports(hass: HomeAssistant) -> None:
