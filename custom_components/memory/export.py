@@ -27,6 +27,7 @@ is never written after it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -233,7 +234,12 @@ async def async_rewrite_exports(
     base = export_folder(hass)
     stuck: list[tuple[Path, OSError]] = []
     async with _export_lock(hass):
-        written = await hass.async_add_executor_job(written_exports, base)
+        try:
+            written = await hass.async_add_executor_job(written_exports, base)
+        except OSError as err:
+            # Unreadable: whether it holds the text cannot even be known.
+            written = []
+            stuck.append((base, err))
         for persons, folder in written:
             allowed = None if persons is None else (HOUSEHOLD, *persons)
             if allowed is not None and scopes.isdisjoint(allowed):
@@ -272,9 +278,14 @@ async def async_remove_exports(hass: HomeAssistant) -> None:
     def _remove() -> None:
         for _persons, folder in reversed(written_exports(base)):
             remove_export(folder)
+        with contextlib.suppress(OSError):
+            base.rmdir()  # unless files of the user's own are left
 
     async with _export_lock(hass):
-        await hass.async_add_executor_job(_remove)
+        try:
+            await hass.async_add_executor_job(_remove)
+        except OSError as err:
+            LOGGER.warning("Could not remove the exports in %s: %s", base, err)
 
 
 async def _async_export(call: ServiceCall) -> ServiceResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 import logging
 from pathlib import Path
@@ -17,7 +18,7 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from custom_components.memory.const import CONF_CONVERSATION_RETENTION_DAYS
+from custom_components.memory.const import CONF_CONVERSATION_RETENTION_DAYS, DOMAIN
 from custom_components.memory.engine import (
     ConversationInfo,
     ConversationLog,
@@ -542,6 +543,25 @@ async def test_export_that_cannot_be_erased_is_reported(
     assert "Bins go out" in (export_dir(hass, BEN, "MEMORY.md")).read_text()
     assert await search_ids(hass, query="garage", status="any") == []
 
+    # An export folder that cannot even be listed may hold anything.
+    iterdir = Path.iterdir
+
+    def unlistable(path: Path) -> Iterator[Path]:
+        if path == export_dir(hass):
+            raise PermissionError(13, "Permission denied", str(path))
+        return iterdir(path)
+
+    bins = await search_ids(hass, query="bins")
+    with (
+        patch.object(Path, "iterdir", unlistable),
+        pytest.raises(HomeAssistantError) as err,
+    ):
+        await call(hass, "forget", {"ids": bins, "purge": True})
+    assert err.value.translation_placeholders == {
+        "folder": str(export_dir(hass)),
+        "error": f"[Errno 13] Permission denied: '{export_dir(hass)}'",
+    }
+
     # Retention meets the same refusal in the background: a warning, no crash.
     hass.config_entries.async_update_entry(
         filled, options={**filled.options, CONF_CONVERSATION_RETENTION_DAYS: 1}
@@ -556,9 +576,19 @@ async def test_export_that_cannot_be_erased_is_reported(
 
 @pytest.mark.freeze_time(FROZEN_TIME)
 async def test_removing_the_integration_removes_exports(
-    hass: HomeAssistant, filled: MockConfigEntry, household: Household
+    hass: HomeAssistant,
+    filled: MockConfigEntry,
+    household: Household,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The exports go with the database; files of the user's own stay."""
+    unlink = Path.unlink
+
+    def refuse(path: Path, missing_ok: bool = False) -> None:
+        if path.name == "MEMORY.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok=missing_ok)
+
     folders = await export_all(hass, household)
     mine = export_dir(hass, "household", "conversations", "notes.txt")
     mine.write_text("the user's own notes")
@@ -570,3 +600,19 @@ async def test_removing_the_integration_removes_exports(
     assert [path for path in export_dir(hass).rglob("*") if path.is_file()] == [mine]
     for folder in folders[2:]:
         assert not folder.exists()
+    mine.unlink()
+
+    # Added again and exported twice: removal clears the folders it made,
+    # and one it cannot clear is a warning, not a failed removal.
+    for refused in (False, True):
+        entry = MockConfigEntry(domain=DOMAIN, data=filled.data)
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await add(hass, "Bins go out on Thursday")
+        await call(hass, "export")
+        with patch.object(Path, "unlink", refuse if refused else unlink):
+            await hass.config_entries.async_remove(entry.entry_id)
+            await hass.async_block_till_done()
+        assert hass.config_entries.async_get_entry(entry.entry_id) is None
+        assert export_dir(hass).exists() is refused
+    assert f"Could not remove the exports in {export_dir(hass)}" in caplog.text
