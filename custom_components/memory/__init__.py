@@ -37,7 +37,7 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
-from .export import async_setup_export
+from .export import async_remove_exports, async_rewrite_exports, async_setup_export
 from .profile import ProfileKeeper, async_setup_profile_service
 from .recall import memory_api
 from .services import async_setup_services
@@ -143,6 +143,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         embedding=embedding,
     )
     entry.async_on_unload(capture.async_unsubscribe)
+
+    async def _rewrite_exports(scopes: frozenset[str]) -> None:
+        await async_rewrite_exports(hass, entry, scopes)
+
+    # Before retention first runs: what is erased leaves the exports too.
+    entry.async_on_unload(store.add_erase_listener(_rewrite_exports))
     await capture.async_start()
     # Recall for agents that select "Memory"; the tools come through llm.py.
     entry.async_on_unload(async_register_api(hass, memory_api(hass, entry)))
@@ -209,7 +215,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> b
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> None:
-    """Delete the database with the integration, as the README warns."""
+    """Delete the database and its exports with the integration, as the README warns."""
     path = database_path(hass)
 
     def _remove() -> None:
@@ -217,4 +223,5 @@ async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> N
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     await hass.async_add_executor_job(_remove)
+    await async_remove_exports(hass)
     await async_remove_usage(hass)

@@ -14,10 +14,20 @@ audience's files:
 | everything | `export/` |
 | the household (no person linked, or an automation) | `export/household/` |
 | the household and a person | `export/person.anna/` |
+
+The export is a mirror: whatever is erased for good (a purge, the
+conversation retention) leaves it at once. The store awaits
+`async_rewrite_exports` after every such erase, which rewrites from the
+database every export already on disk that may hold the erased text (and
+removes one it cannot rewrite); an audience that never exported gets none.
+Exports and these rewrites take turns, so an export read before an erase
+is never written after it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -33,27 +43,40 @@ from homeassistant.core import (
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
-from homeassistant.util.file import write_utf8_file
+from homeassistant.util.hass_dict import HassKey
 import probatio
 
 from .const import DATABASE_FOLDER, DOMAIN, EXPORT_FOLDER, LOGGER
 from .coordinator import MemoryConfigEntry, loaded_entry
-from .engine import HOUSEHOLD, MemoryItem, StoredConversation, StoredMessage, StoreError
+from .engine import (
+    DATABASE_ERRORS,
+    HOUSEHOLD,
+    ExportNotErasedError,
+    MemoryItem,
+    StoredConversation,
+    StoredMessage,
+    StoreError,
+)
 from .engine.export import (
-    CONVERSATIONS_FOLDER,
-    DAY_FILE,
-    MEMORY_FILE,
     active_memories,
     conversations_with_messages,
     group_by_day,
     render_day,
     render_memories,
 )
+from .engine.export_files import (
+    folder_name,
+    remove_export,
+    write_export,
+    written_exports,
+)
 from .recall import scope_label
 from .services import ATTR_PERSON, Caller, async_caller
 
 SERVICE_EXPORT: Final = "export"
 ATTR_EVERYTHING: Final = "everything"
+# Exports and the rewrites after an erase take turns (one Home Assistant).
+_EXPORT_LOCK: Final[HassKey[asyncio.Lock]] = HassKey(f"{DOMAIN}_export_lock")
 
 EXPORT_SCHEMA: Final = probatio.Schema(
     {
@@ -102,8 +125,7 @@ def audience(
     else:
         persons = tuple(sorted(set(caller.persons)))
     # Entity ids are "person.<slug>": safe as folder names, never a path.
-    folder = base / ("+".join(persons) if persons else HOUSEHOLD)
-    return Audience(scopes=(HOUSEHOLD, *persons), folder=folder)
+    return Audience(scopes=(HOUSEHOLD, *persons), folder=base / folder_name(persons))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +139,32 @@ class _Snapshot:
     timezone: tzinfo
 
 
+def _export_lock(hass: HomeAssistant) -> asyncio.Lock:
+    return hass.data.setdefault(_EXPORT_LOCK, asyncio.Lock())
+
+
+async def _async_snapshot(
+    hass: HomeAssistant, entry: MemoryConfigEntry, scopes: tuple[str, ...] | None
+) -> _Snapshot:
+    """Read what an audience's export holds (raises the store's errors)."""
+    runtime = entry.runtime_data
+    now = dt_util.utcnow()
+    items = await active_memories(runtime.store, scopes, now=now)
+    conversations = await conversations_with_messages(runtime.conversations, scopes)
+    # Names are read here: states belong to the event loop.
+    label = scope_label(hass)
+    named = {item.scope for item in items} | {c.scope for c, _m in conversations}
+    return _Snapshot(
+        items=items,
+        conversations=conversations,
+        labels={scope: label(scope) for scope in named},
+        exported_at=now,
+        timezone=dt_util.get_default_time_zone(),
+    )
+
+
 def _render_and_write(folder: Path, snapshot: _Snapshot) -> tuple[list[Path], int]:
-    """Render and write the files (each atomically); drop days no longer there.
+    """Render and write the files (each whole); drop days no longer there.
 
     Runs in the executor: ten thousand memories take about 150 ms to render.
     """
@@ -130,73 +176,116 @@ def _render_and_write(folder: Path, snapshot: _Snapshot) -> tuple[list[Path], in
         exported_at=snapshot.exported_at,
         timezone=timezone,
     )
-    conversations = folder / CONVERSATIONS_FOLDER
-    conversations.mkdir(parents=True, exist_ok=True)
-    written = [folder / MEMORY_FILE]
-    write_utf8_file(str(written[0]), memory_text, private=True)
-    names: set[str] = set()
-    for day in group_by_day(snapshot.conversations, timezone):
-        path = conversations / day.file_name
-        write_utf8_file(
-            str(path), render_day(day, label=label, timezone=timezone), private=True
-        )
-        written.append(path)
-        names.add(day.file_name)
-    for path in conversations.iterdir():
-        # Days erased since (retention, purge) must not live on in the mirror.
-        if DAY_FILE.match(path.name) and path.name not in names:
-            path.unlink(missing_ok=True)
-    return written, len(names)
+    days = {
+        day.file_name: render_day(day, label=label, timezone=timezone)
+        for day in group_by_day(snapshot.conversations, timezone)
+    }
+    return write_export(folder, memory_text, days), len(days)
 
 
 async def async_export(
     hass: HomeAssistant, entry: MemoryConfigEntry, target: Audience
 ) -> dict[str, Any]:
     """Write an audience's export; return the paths and counts."""
-    runtime = entry.runtime_data
-    now = dt_util.utcnow()
-    try:
-        items = await active_memories(runtime.store, target.scopes, now=now)
-        conversations = await conversations_with_messages(
-            runtime.conversations, target.scopes
-        )
-    except StoreError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="store_failed",
-            translation_placeholders={"error": str(err)},
-        ) from err
-    # Names are read here: states belong to the event loop.
-    label = scope_label(hass)
-    scopes = {item.scope for item in items} | {c.scope for c, _m in conversations}
-    snapshot = _Snapshot(
-        items=items,
-        conversations=conversations,
-        labels={scope: label(scope) for scope in scopes},
-        exported_at=now,
-        timezone=dt_util.get_default_time_zone(),
-    )
-    try:
-        paths, days = await hass.async_add_executor_job(
-            _render_and_write, target.folder, snapshot
-        )
-    except (OSError, HomeAssistantError) as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="export_failed",
-            translation_placeholders={
-                "folder": str(target.folder),
-                "error": str(err.__cause__ or err),
-            },
-        ) from err
+    async with _export_lock(hass):
+        try:
+            snapshot = await _async_snapshot(hass, entry, target.scopes)
+        except StoreError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="store_failed",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        try:
+            paths, days = await hass.async_add_executor_job(
+                _render_and_write, target.folder, snapshot
+            )
+        except OSError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="export_failed",
+                translation_placeholders={
+                    "folder": str(target.folder),
+                    "error": str(err),
+                },
+            ) from err
     LOGGER.debug(
-        "Exported %d memories and %d days to %s", len(items), days, target.folder
+        "Exported %d memories and %d days to %s",
+        len(snapshot.items),
+        days,
+        target.folder,
     )
     return {
         "paths": [str(path) for path in paths],
-        "memories": len(items),
+        "memories": len(snapshot.items),
         "days": days,
     }
+
+
+async def async_rewrite_exports(
+    hass: HomeAssistant, entry: MemoryConfigEntry, scopes: frozenset[str]
+) -> None:
+    """Rewrite every export on disk that may hold text of `scopes` just erased.
+
+    The store's erase listener. An export that cannot be rewritten is
+    removed instead; one that cannot be removed either raises
+    `ExportNotErasedError` (the erase itself stands).
+    """
+    base = export_folder(hass)
+    stuck: list[tuple[Path, OSError]] = []
+    async with _export_lock(hass):
+        try:
+            written = await hass.async_add_executor_job(written_exports, base)
+        except OSError as err:
+            # Unreadable: whether it holds the text cannot even be known.
+            written = []
+            stuck.append((base, err))
+        for persons, folder in written:
+            allowed = None if persons is None else (HOUSEHOLD, *persons)
+            if allowed is not None and scopes.isdisjoint(allowed):
+                continue
+            try:
+                snapshot = await _async_snapshot(hass, entry, allowed)
+                await hass.async_add_executor_job(_render_and_write, folder, snapshot)
+            except (*DATABASE_ERRORS, OSError) as err:
+                try:
+                    await hass.async_add_executor_job(remove_export, folder)
+                except OSError as left:
+                    stuck.append((folder, left))
+                    continue
+                LOGGER.warning(
+                    "Removed the export in %s: it could not be rewritten "
+                    "after an erase: %s",
+                    folder,
+                    err,
+                )
+            else:
+                LOGGER.debug("Rewrote the export in %s after an erase", folder)
+    if stuck:
+        where, error = stuck[0]
+        raise ExportNotErasedError(
+            f"erased, but the export in {where} could be neither rewritten "
+            f"nor removed: {error}",
+            folder=str(where),
+            error=str(error),
+        ) from error
+
+
+async def async_remove_exports(hass: HomeAssistant) -> None:
+    """Remove every audience's export (the integration is being removed)."""
+    base = export_folder(hass)
+
+    def _remove() -> None:
+        for _persons, folder in reversed(written_exports(base)):
+            remove_export(folder)
+        with contextlib.suppress(OSError):
+            base.rmdir()  # unless files of the user's own are left
+
+    async with _export_lock(hass):
+        try:
+            await hass.async_add_executor_job(_remove)
+        except OSError as err:
+            LOGGER.warning("Could not remove the exports in %s: %s", base, err)
 
 
 async def _async_export(call: ServiceCall) -> ServiceResponse:

@@ -44,6 +44,7 @@ from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
+    ExportNotErasedError,
     InvalidInputError,
     MemoryItem,
     MemoryStore,
@@ -219,7 +220,12 @@ def _person_scope(caller: Caller, person: str | None) -> str:
 
 def _store_error(err: StoreError) -> HomeAssistantError:
     """Translate an engine error; bad input is the caller's to fix."""
-    kind = ServiceValidationError if isinstance(err, InvalidInputError) else None
+    kind: type[HomeAssistantError] | None = None
+    if isinstance(err, InvalidInputError):
+        kind = ServiceValidationError
+    elif isinstance(err, ExportNotErasedError):
+        # Erased, but a copy is left: say where, in words of its own.
+        kind = HomeAssistantError
     if kind is None:
         return HomeAssistantError(
             translation_domain=DOMAIN,

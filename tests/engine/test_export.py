@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -11,6 +12,7 @@ from custom_components.memory.engine import (
     HOUSEHOLD,
     ConversationInfo,
     ConversationLog,
+    ExportNotErasedError,
     MemoryItem,
     MemoryStore,
     MemoryType,
@@ -26,6 +28,13 @@ from custom_components.memory.engine.export import (
     memory_scopes,
     render_day,
     render_memories,
+)
+from custom_components.memory.engine.export_files import (
+    folder_name,
+    remove_export,
+    write_export,
+    write_private,
+    written_exports,
 )
 
 from .conftest import FakeClock, StoreFactory, memory
@@ -354,3 +363,154 @@ async def test_messages_of_many_conversations(store: MemoryStore) -> None:
             f"message {i}.{n}" for n in range(i % 3)
         ]
     assert await log.messages_of([]) == {}
+
+
+# -- erasing: the store tells the mirror what went ------------------------
+
+
+async def test_purge_tells_erase_listeners(store: MemoryStore) -> None:
+    """A purge awaits the listeners with the scopes erased, once committed."""
+    told: list[tuple[frozenset[str], list[int]]] = []
+
+    async def listener(scopes: frozenset[str]) -> None:
+        # Committed: a read from the mirror's side no longer finds them.
+        kept = await active_memories(store, None, now=datetime.now(UTC))
+        told.append((scopes, [item.id for item in kept]))
+
+    remove = store.add_erase_listener(listener)
+    house = (await store.add(memory("The garage door code is 7731"))).item.id
+    anna = (await store.add(memory("Anna's PIN is 0552", scope=ANNA))).item.id
+    kept = (await store.add(memory("Bins go out on Thursday"))).item.id
+    await store.forget([house])
+    assert told == []  # archived, not erased
+
+    await store.forget([house, anna], purge=True)
+    assert told == [(frozenset({HOUSEHOLD, ANNA}), [kept])]
+    remove()
+    await store.forget([kept], purge=True)
+    assert len(told) == 1
+
+
+async def test_message_erasures_tell_erase_listeners(store: MemoryStore) -> None:
+    """Purging messages and retention tell the scopes of the messages erased."""
+    told: list[frozenset[str]] = []
+
+    async def listener(scopes: frozenset[str]) -> None:
+        told.append(scopes)
+
+    store.add_erase_listener(listener)
+    log = ConversationLog(store)
+    start = datetime(2026, 3, 14, 9, tzinfo=UTC)
+    [key] = await log.save(
+        [
+            (
+                None,
+                ConversationInfo(conversation_id="c1", started_at=start, scope=ANNA),
+                [
+                    NewMessage(
+                        role=MessageRole.USER,
+                        content=f"message {i}",
+                        created_at=start + timedelta(minutes=i),
+                        scope=(ANNA, BEN, HOUSEHOLD)[i],
+                    )
+                    for i in range(3)
+                ],
+            )
+        ]
+    )
+    ids = [message.id for message in await log.messages(key)]
+    assert await log.purge([ids[1], 123_456]) == [ids[1]]
+    assert told == [frozenset({BEN})]
+    assert await log.purge([123_456]) == []
+    assert await log.purge_before(start) == 0
+    assert len(told) == 1  # nothing erased, nothing told
+    assert await log.purge_before(start + timedelta(hours=1)) == 2
+    assert told[1] == frozenset({ANNA, HOUSEHOLD})
+
+
+async def test_erase_listener_failure_reaches_the_caller(store: MemoryStore) -> None:
+    """A copy a listener could not erase is the caller's error; the purge stands."""
+
+    async def listener(scopes: frozenset[str]) -> None:
+        raise ExportNotErasedError("copies left", folder="/x", error="denied")
+
+    store.add_erase_listener(listener)
+    item = (await store.add(memory("The garage door code is 7731"))).item.id
+    with pytest.raises(ExportNotErasedError) as err:
+        await store.forget([item], purge=True)
+    assert err.value.key == "export_not_erased"
+    assert await store.get(item) is None
+
+
+# -- the files -------------------------------------------------------------
+
+
+def test_written_exports_reads_folder_names_back(tmp_path: Path) -> None:
+    """Every audience's folder is found with whose it is; nothing else is."""
+    base = tmp_path / "export"
+    assert written_exports(base) == []
+    audiences: list[tuple[str, ...]] = [(), (ANNA,), (ANNA, BEN)]
+    for persons in audiences:
+        write_export(base / folder_name(persons), "# Memory\n", {})
+    assert folder_name(()) == HOUSEHOLD
+    assert folder_name((ANNA, BEN)) == "person.anna+person.ben"
+    # Not audiences: a person folder never exported, other names, files.
+    (base / "person.carl").mkdir()
+    (base / "notes").mkdir()
+    (base / "notes" / "MEMORY.md").write_text("mine")
+    (base / "person.dora").write_text("a file")
+    assert written_exports(base) == [
+        ((), base / HOUSEHOLD),
+        ((ANNA,), base / ANNA),
+        ((ANNA, BEN), base / "person.anna+person.ben"),
+    ]
+    write_export(base, "# Memory\n", {})
+    assert written_exports(base)[0] == (None, base)
+
+
+def test_write_private_leaves_nothing_half_written(tmp_path: Path) -> None:
+    """A write that fails part-way leaves the old file and no temporary copy."""
+    path = tmp_path / "MEMORY.md"
+    write_private(path, "old text\n")
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    # A lone surrogate cannot be encoded: the write fails after it started.
+    with pytest.raises(UnicodeEncodeError):
+        write_private(path, "The garage door code is 7731 \ud800")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+    assert path.read_text() == "old text\n"
+
+
+def test_write_and_remove_export(tmp_path: Path) -> None:
+    """Days gone and temporary files go; the user's own files stay."""
+    folder = tmp_path / ANNA
+    days = {"2026-03-10.md": "ten\n", "2026-03-11.md": "eleven\n"}
+    written = write_export(folder, "memories\n", days)
+    conversations = folder / "conversations"
+    assert written == [
+        folder / "MEMORY.md",
+        conversations / "2026-03-10.md",
+        conversations / "2026-03-11.md",
+    ]
+    for name in ("2026-03-09.md.tmp", "tmpab_cd123", "notes.md"):
+        (conversations / name).write_text("old")
+    (conversations / "2026-03-01.md").mkdir()  # not ours to remove
+    assert write_export(folder, "memories\n", {"2026-03-11.md": "eleven\n"}) == [
+        folder / "MEMORY.md",
+        conversations / "2026-03-11.md",
+    ]
+    assert sorted(p.name for p in conversations.iterdir()) == [
+        "2026-03-01.md",
+        "2026-03-11.md",
+        "notes.md",
+    ]
+    remove_export(folder)
+    assert sorted(p.name for p in conversations.iterdir()) == [
+        "2026-03-01.md",
+        "notes.md",
+    ]
+    assert not (folder / "MEMORY.md").exists()
+    (conversations / "notes.md").unlink()
+    (conversations / "2026-03-01.md").rmdir()
+    remove_export(folder)
+    assert not folder.exists()
+    remove_export(folder)  # nothing there: nothing to do

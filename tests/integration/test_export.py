@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
+import logging
 from pathlib import Path
+from unittest.mock import patch
 
+from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.util import dt as dt_util
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+)
 
+from custom_components.memory.const import CONF_CONVERSATION_RETENTION_DAYS, DOMAIN
 from custom_components.memory.engine import (
     ConversationInfo,
     ConversationLog,
@@ -18,7 +26,7 @@ from custom_components.memory.engine import (
     NewMessage,
 )
 
-from . import add, call
+from . import add, call, search_ids
 from .assist import ANNA, BEN, Household
 
 FROZEN_TIME = "2026-03-14T12:00:00+00:00"
@@ -240,14 +248,18 @@ async def test_stale_days_removed(
     ]
     assert len(erase) == 4
     await call(hass, "forget", {"source": "conversations", "ids": erase, "purge": True})
+    # The purge itself rewrote both audiences' exports; a later export agrees.
+    assert sorted(p.name for p in conversations.iterdir()) == [
+        "2026-03-10.md",
+        "notes.md",
+    ]
+    assert not (export_dir(hass, ANNA, "conversations", "2026-03-11.md")).exists()
     again = await call(hass, "export", {"everything": True})
     assert again["days"] == 1
     assert sorted(p.name for p in conversations.iterdir()) == [
         "2026-03-10.md",
         "notes.md",
     ]
-    # Anna's own export is another audience: untouched until she exports again.
-    assert (export_dir(hass, ANNA, "conversations", "2026-03-11.md")).exists()
 
 
 async def test_write_failure(
@@ -271,3 +283,336 @@ async def test_not_loaded(
     with pytest.raises(HomeAssistantError) as err:
         await call(hass, "export", context=Context())
     assert err.value.translation_key == "not_loaded"
+
+
+# -- what is erased leaves the exports ------------------------------------
+
+CODE = "The garage door code is 7731"
+PIN = "Anna's bank PIN is 0552"
+PASSWORD = "the alarm password is tulip-4410"
+
+
+def holding(root: Path, text: str) -> list[Path]:
+    """Every file under `root` whose bytes contain `text`."""
+    needle = text.encode()
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and needle in path.read_bytes()
+    )
+
+
+def logged(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
+    """Messages logged at INFO or above that contain `text`."""
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.levelno >= logging.INFO and text in record.getMessage()
+    ]
+
+
+def config_dir(hass: HomeAssistant) -> Path:
+    """Return the configuration folder: the database, exports, `.storage`."""
+    return Path(hass.config.config_dir)
+
+
+async def export_all(hass: HomeAssistant, household: Household) -> list[Path]:
+    """Export for every audience: everything, the household, Anna and Ben."""
+    await call(hass, "export", {"everything": True})
+    await call(hass, "export")
+    await call(hass, "export", context=household.context("anna"))
+    await call(hass, "export", context=household.context("ben"))
+    return [
+        export_dir(hass),
+        export_dir(hass, "household"),
+        export_dir(hass, ANNA),
+        export_dir(hass, BEN),
+    ]
+
+
+def block_conversations(folder: Path) -> None:
+    """Put a file where an export's `conversations/` is: it cannot be written."""
+    (folder / "conversations").rename(folder / "moved")
+    (folder / "conversations").write_text("not a folder")
+
+
+async def message_ids(entry: MockConfigEntry, key: int, text: str) -> list[int]:
+    """Ids of a conversation's messages that contain `text`."""
+    log: ConversationLog = entry.runtime_data.conversations
+    return [m.id for m in await log.messages(key) if text in m.content]
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_purge_rewrites_every_export(
+    hass: HomeAssistant, filled: MockConfigEntry, household: Household
+) -> None:
+    """Purged memories and messages leave every audience's files; the rest stays."""
+    door = await add(hass, CODE)
+    pin = await add(hass, PIN, person=ANNA)
+    day = dt_util.as_utc(
+        datetime(2026, 3, 12, 8, 0, tzinfo=dt_util.get_default_time_zone())
+    )
+    chat = await save_conversation(
+        filled,
+        "a2",
+        ANNA,
+        [(f"Remember {PASSWORD}", day), ("Water the plants", day + timedelta(hours=1))],
+    )
+    folders = await export_all(hass, household)
+    exports = export_dir(hass)
+    assert holding(exports, CODE) == [folder / "MEMORY.md" for folder in folders]
+    assert holding(exports, PIN) == [
+        export_dir(hass, "MEMORY.md"),
+        export_dir(hass, ANNA, "MEMORY.md"),
+    ]
+    assert holding(exports, PASSWORD) == [
+        export_dir(hass, "conversations", "2026-03-12.md"),
+        export_dir(hass, ANNA, "conversations", "2026-03-12.md"),
+    ]
+
+    response = await call(hass, "forget", {"ids": [door, pin], "purge": True})
+    assert response["purged"] is True
+    secret = await message_ids(filled, chat, PASSWORD)
+    await call(
+        hass, "forget", {"ids": secret, "source": "conversations", "purge": True}
+    )
+
+    # Nothing erased survives anywhere on disk: exports, database, .storage.
+    for text in (CODE, PIN, PASSWORD):
+        assert holding(config_dir(hass), text) == [], text
+    # What was not purged is still exported, for each audience.
+    for folder in folders:
+        assert "Bins go out on Thursday" in (folder / "MEMORY.md").read_text()
+    assert "Anna is planning" in (export_dir(hass, ANNA, "MEMORY.md")).read_text()
+    assert "Ben prefers" in (export_dir(hass, BEN, "MEMORY.md")).read_text()
+    assert "Ben prefers" not in (export_dir(hass, ANNA, "MEMORY.md")).read_text()
+    for folder in (export_dir(hass), export_dir(hass, ANNA)):
+        kept = (folder / "conversations" / "2026-03-12.md").read_text()
+        assert "**User**: Water the plants" in kept
+    assert (
+        "diary" in (export_dir(hass, BEN, "conversations", "2026-03-11.md")).read_text()
+    )
+    # A purged day's file goes: nothing else happened on it for the household.
+    assert not export_dir(hass, "household", "conversations", "2026-03-12.md").exists()
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_purge_writes_no_new_export(
+    hass: HomeAssistant, filled: MockConfigEntry, household: Household
+) -> None:
+    """Only exports already written are rewritten: a purge creates none."""
+    door = await add(hass, CODE)
+    await call(hass, "forget", {"ids": [door], "purge": True})
+    assert not export_dir(hass).exists()
+
+    await call(hass, "export", context=household.context("anna"))
+    ben = await add(hass, "Ben's locker code is 5150", person=BEN)
+    door = await add(hass, CODE)
+    assert CODE not in (export_dir(hass, ANNA, "MEMORY.md")).read_text()
+    await call(hass, "export", context=household.context("anna"))
+    assert CODE in (export_dir(hass, ANNA, "MEMORY.md")).read_text()
+    await call(hass, "forget", {"ids": [door, ben], "purge": True})
+    assert holding(config_dir(hass), CODE) == []
+    assert sorted(path.name for path in export_dir(hass).iterdir()) == [ANNA]
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_retention_rewrites_exports(
+    hass: HomeAssistant,
+    filled: MockConfigEntry,
+    household: Household,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """Messages erased by retention leave the exported conversation files."""
+    hass.config_entries.async_update_entry(
+        filled, options={**filled.options, CONF_CONVERSATION_RETENTION_DAYS: 4}
+    )
+    folders = await export_all(hass, household)
+    exports = export_dir(hass)
+    assert holding(exports, "Turn on the lights") == [
+        folder / "conversations" / "2026-03-10.md" for folder in folders
+    ]
+    assert len(holding(exports, "Plan the surprise party")) == 2
+
+    # A day later the retention's hourly run erases 2026-03-10's messages.
+    freezer.tick(timedelta(days=1, hours=1))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+
+    for text in ("Turn on the lights", "Plan the surprise party"):
+        assert holding(config_dir(hass), text) == [], text
+    for folder in folders:
+        assert not (folder / "conversations" / "2026-03-10.md").exists()
+    assert (
+        "Cake?"
+        in (export_dir(hass, ANNA, "conversations", "2026-03-11.md")).read_text()
+    )
+    assert (
+        "diary" in (export_dir(hass, BEN, "conversations", "2026-03-11.md")).read_text()
+    )
+    assert not (export_dir(hass, "household", "conversations")).exists() or not any(
+        (export_dir(hass, "household", "conversations")).iterdir()
+    )
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_purge_removes_leftover_temporary_files(
+    hass: HomeAssistant, filled: MockConfigEntry, household: Household
+) -> None:
+    """Temporary files a crash left in an export may hold erased text: they go."""
+    door = await add(hass, CODE)
+    await call(hass, "export", context=household.context("anna"))
+    folder = export_dir(hass, ANNA)
+    leftovers = [
+        folder / "MEMORY.md.tmp",
+        folder / "conversations" / "2026-03-10.md.tmp",
+        # Home Assistant's `write_utf8_file`, which earlier versions used.
+        folder / "conversations" / "tmpq7_x2k9a",
+    ]
+    for path in leftovers:
+        path.write_text(f"- {CODE} (half written")
+    mine = folder / "conversations" / "notes.txt"
+    mine.write_text("the user's own notes")
+
+    await call(hass, "forget", {"ids": [door], "purge": True})
+
+    assert holding(config_dir(hass), CODE) == []
+    assert not any(path.exists() for path in leftovers)
+    assert mine.read_text() == "the user's own notes"
+    assert "Bins go out on Thursday" in (folder / "MEMORY.md").read_text()
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_export_that_cannot_be_rewritten_is_removed(
+    hass: HomeAssistant,
+    filled: MockConfigEntry,
+    household: Household,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An export that cannot be rewritten after a purge is removed instead."""
+    door = await add(hass, CODE)
+    await export_all(hass, household)
+    broken = export_dir(hass, ANNA)
+    block_conversations(broken)
+
+    await call(hass, "forget", {"ids": [door], "purge": True})
+
+    assert holding(config_dir(hass), CODE) == []
+    assert not (broken / "MEMORY.md").exists()
+    assert f"Removed the export in {broken}" in caplog.text
+    assert not logged(caplog, CODE)
+    # The other audiences' exports were rewritten, not removed.
+    for folder in (export_dir(hass), export_dir(hass, "household")):
+        assert "Bins go out on Thursday" in (folder / "MEMORY.md").read_text()
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_export_that_cannot_be_erased_is_reported(
+    hass: HomeAssistant,
+    filled: MockConfigEntry,
+    household: Household,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A copy that can be neither rewritten nor removed is an error, not silence.
+
+    The tests run as root, for whom permissions never refuse: the refusal a
+    read-only folder gives everyone else is injected at `Path.unlink`.
+    """
+    door = await add(hass, CODE)
+    await export_all(hass, household)
+    stuck = export_dir(hass, ANNA)
+    block_conversations(stuck)
+    unlink = Path.unlink
+
+    def refuse(path: Path, missing_ok: bool = False) -> None:
+        if path.parent == stuck:
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok=missing_ok)
+
+    with (
+        patch.object(Path, "unlink", refuse),
+        pytest.raises(HomeAssistantError) as err,
+    ):
+        await call(hass, "forget", {"ids": [door], "purge": True})
+    assert err.value.translation_key == "export_not_erased"
+    assert err.value.translation_placeholders is not None
+    assert err.value.translation_placeholders["folder"] == str(stuck)
+    # The purge itself stands, and every other export (Ben's comes after
+    # Anna's) was rewritten: only the stuck one still holds the text.
+    assert holding(config_dir(hass), CODE) == [stuck / "MEMORY.md"]
+    assert "Bins go out" in (export_dir(hass, BEN, "MEMORY.md")).read_text()
+    assert await search_ids(hass, query="garage", status="any") == []
+
+    # An export folder that cannot even be listed may hold anything.
+    iterdir = Path.iterdir
+
+    def unlistable(path: Path) -> Iterator[Path]:
+        if path == export_dir(hass):
+            raise PermissionError(13, "Permission denied", str(path))
+        return iterdir(path)
+
+    bins = await search_ids(hass, query="bins")
+    with (
+        patch.object(Path, "iterdir", unlistable),
+        pytest.raises(HomeAssistantError) as err,
+    ):
+        await call(hass, "forget", {"ids": bins, "purge": True})
+    assert err.value.translation_placeholders == {
+        "folder": str(export_dir(hass)),
+        "error": f"[Errno 13] Permission denied: '{export_dir(hass)}'",
+    }
+
+    # Retention meets the same refusal in the background: a warning, no crash.
+    hass.config_entries.async_update_entry(
+        filled, options={**filled.options, CONF_CONVERSATION_RETENTION_DAYS: 1}
+    )
+    with patch.object(Path, "unlink", refuse):
+        await filled.runtime_data.capture.async_apply_retention()
+    assert await filled.runtime_data.conversations.conversations() == []
+    assert holding(export_dir(hass, "household"), "Turn on the lights") == []
+    assert "Could not apply conversation retention" in caplog.text
+    assert not logged(caplog, CODE)
+
+
+@pytest.mark.freeze_time(FROZEN_TIME)
+async def test_removing_the_integration_removes_exports(
+    hass: HomeAssistant,
+    filled: MockConfigEntry,
+    household: Household,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The exports go with the database; files of the user's own stay."""
+    unlink = Path.unlink
+
+    def refuse(path: Path, missing_ok: bool = False) -> None:
+        if path.name == "MEMORY.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, missing_ok=missing_ok)
+
+    folders = await export_all(hass, household)
+    mine = export_dir(hass, "household", "conversations", "notes.txt")
+    mine.write_text("the user's own notes")
+
+    await hass.config_entries.async_remove(filled.entry_id)
+    await hass.async_block_till_done()
+
+    assert holding(config_dir(hass), "Bins go out on Thursday") == []
+    assert [path for path in export_dir(hass).rglob("*") if path.is_file()] == [mine]
+    for folder in folders[2:]:
+        assert not folder.exists()
+    mine.unlink()
+
+    # Added again and exported twice: removal clears the folders it made,
+    # and one it cannot clear is a warning, not a failed removal.
+    for refused in (False, True):
+        entry = MockConfigEntry(domain=DOMAIN, data=filled.data)
+        entry.add_to_hass(hass)
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await add(hass, "Bins go out on Thursday")
+        await call(hass, "export")
+        with patch.object(Path, "unlink", refuse if refused else unlink):
+            await hass.config_entries.async_remove(entry.entry_id)
+            await hass.async_block_till_done()
+        assert hass.config_entries.async_get_entry(entry.entry_id) is None
+        assert export_dir(hass).exists() is refused
+    assert f"Could not remove the exports in {export_dir(hass)}" in caplog.text

@@ -383,20 +383,24 @@ class ConversationLog:
         if not unique:
             return []
         erased: list[int] = []
+        scopes: set[str] = set()
         async with self._store.transaction() as conn:
             for start in range(0, len(unique), _CHUNK):
                 chunk = unique[start : start + _CHUNK]
                 async with conn.execute(
                     "DELETE FROM conversation_messages "  # noqa: S608
-                    f"WHERE id IN ({placeholders(len(chunk))}) RETURNING id",
+                    f"WHERE id IN ({placeholders(len(chunk))}) RETURNING id, scope",
                     chunk,
                 ) as cursor:
-                    erased.extend(int(row[0]) for row in await cursor.fetchall())
+                    for row in await cursor.fetchall():
+                        erased.append(int(row[0]))
+                        scopes.add(str(row[1]))
             if erased:
                 await self._optimize(conn)
         if erased:
             await self._unindex(erased)
             await self._store.truncate_wal()
+            await self._store.erased(scopes)
         return sorted(erased)
 
     async def purge_before(self, cutoff: datetime) -> int:
@@ -408,10 +412,12 @@ class ConversationLog:
         before = to_timestamp(cutoff)
         async with self._store.transaction() as conn:
             async with conn.execute(
-                "DELETE FROM conversation_messages WHERE created_at < ? RETURNING id",
+                "DELETE FROM conversation_messages WHERE created_at < ? "
+                "RETURNING id, scope",
                 (before,),
             ) as cursor:
-                ids = [int(row[0]) for row in await cursor.fetchall()]
+                rows = await cursor.fetchall()
+            ids = [int(row[0]) for row in rows]
             erased = len(ids)
             await conn.execute(
                 "DELETE FROM conversations WHERE updated_at < ? AND NOT EXISTS "
@@ -424,6 +430,7 @@ class ConversationLog:
         if erased:
             await self._unindex(ids)
             await self._store.truncate_wal()
+            await self._store.erased(str(row[1]) for row in rows)
         return erased
 
     @staticmethod

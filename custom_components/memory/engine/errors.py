@@ -94,6 +94,16 @@ class DatabaseUnavailableError(StoreError):
     key = "database_unavailable"
 
 
+class ExportNotErasedError(StoreError):
+    """Erased from the database, but an export file still holds the text.
+
+    Raised by the export mirror's erase listener (see `EraseListener`) when a
+    file could neither be rewritten nor removed; the erase itself stands.
+    """
+
+    key = "export_not_erased"
+
+
 # What a database call may raise besides the errors above: SQLite's own, and
 # aiosqlite's ValueError("Connection closed") for a call in flight when the
 # store closes under it (an unload during a background run). Background work

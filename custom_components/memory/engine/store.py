@@ -11,7 +11,14 @@ the `vec0` shards at the same time.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 import contextlib
 import hashlib
 import logging
@@ -120,6 +127,13 @@ _ITEM_COLUMNS: Final = (
     "m.last_recalled_at, m.recall_count, m.origin, m.conversation_id, "
     "m.agent_id, m.device_id, m.user_id, m.topic, m.confidence, m.message_id"
 )
+
+
+# Awaited with the scopes whose text was just erased for good (a purge, the
+# conversation retention), after the erase is committed. The export mirror
+# rewrites its files with it; a listener that could not make its copies go
+# raises a `StoreError`, which the erasing call then raises.
+type EraseListener = Callable[[frozenset[str]], Awaitable[None]]
 
 
 def placeholders(count: int) -> str:
@@ -405,6 +419,7 @@ class MemoryStore:
         self._index: VectorIndex | None = None
         self._sqlite_vec = False
         self._listeners: list[Callable[[], None]] = []
+        self._erase_listeners: list[EraseListener] = []
         self._paused = False
 
     # -- life cycle ---------------------------------------------------------
@@ -673,6 +688,27 @@ class MemoryStore:
         for listener in list(self._listeners):
             listener()
 
+    def add_erase_listener(self, listener: EraseListener) -> Callable[[], None]:
+        """Await `listener` after every erase for good; returns a remover.
+
+        Copies of the text outside the database (the Markdown export) are
+        the listener's to rewrite or remove; see `EraseListener`.
+        """
+        self._erase_listeners.append(listener)
+        return lambda: self._erase_listeners.remove(listener)
+
+    async def erased(self, scopes: Iterable[str]) -> None:
+        """Tell the erase listeners which scopes lost text for good.
+
+        Every erase for good calls it once committed: purges of memories
+        here, and of conversation messages (purge, retention) in the log.
+        """
+        erased = frozenset(scopes)
+        if not erased:
+            return
+        for listener in list(self._erase_listeners):
+            await listener(erased)
+
     # -- writes -------------------------------------------------------------
 
     async def add(
@@ -910,14 +946,17 @@ class MemoryStore:
         if not unique:
             return []
         now = self._clock()
+        scopes: set[str] = set()
         async with self._write_lock:
             await self._check_ids(writer, unique)
             marks = placeholders(len(unique))
             async with immediate_transaction(writer):
                 if purge:
-                    await writer.execute(
-                        f"DELETE FROM memories WHERE id IN ({marks})", unique
-                    )
+                    async with writer.execute(
+                        f"DELETE FROM memories WHERE id IN ({marks}) RETURNING scope",
+                        unique,
+                    ) as cursor:
+                        scopes.update(str(row[0]) for row in await cursor.fetchall())
                     await writer.execute(
                         "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
                     )
@@ -933,6 +972,7 @@ class MemoryStore:
                     await self._index.remove(unique)
                 await self._erase_leftovers(writer)
         self._changed()
+        await self.erased(scopes)
         return unique
 
     @staticmethod
