@@ -19,6 +19,7 @@ household's, even for a moment.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -217,8 +218,9 @@ class ConversationCapture:
         self._stop_listener: CALLBACK_TYPE | None = None
         self._flush_timer: CALLBACK_TYPE | None = None
         self._poll_timer: CALLBACK_TYPE | None = None
-        self._flushing = False
-        self._again = False
+        # One flush at a time; a caller waits for the one under way, then
+        # writes what came since (so it returns only once its messages are in).
+        self._flush_lock = asyncio.Lock()
         # Content older than this was captured by a previous run (a reload).
         self._since = dt_util.utcnow()
         # Told when a conversation that ended has been written (digestion).
@@ -479,19 +481,12 @@ class ConversationCapture:
     async def async_flush(self, *, final: bool = False) -> None:
         """Write pending messages of conversations whose speaker is known.
 
-        With `final` (unload, stop), everything is written with what is known.
+        Returns once everything seen before the call is written (or failed
+        to be, which is logged and tried again later). With `final` (unload,
+        stop), everything is written with what is known.
         """
-        if self._flushing:
-            self._again = True
-            return
-        self._flushing = True
-        try:
+        async with self._flush_lock:
             await self._flush(final=final)
-            while self._again:
-                self._again = False
-                await self._flush(final=final)
-        finally:
-            self._flushing = False
 
     async def _flush(self, *, final: bool) -> None:
         for conversation in self._conversations.values():

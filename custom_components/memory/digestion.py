@@ -729,6 +729,8 @@ async def _async_digest(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     digestion = entry.runtime_data.digestion
     caller = await async_caller(call.hass, call)
+    # What was said before this call, not only what capture wrote since.
+    await entry.runtime_data.capture.async_flush()
     if ATTR_CONVERSATION in call.data:
         found = await digestion.queue.get(call.data[ATTR_CONVERSATION])
         targets = [found] if found is not None else []

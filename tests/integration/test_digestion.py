@@ -1153,3 +1153,30 @@ def test_structures_render_for_llm_integrations() -> None:
         "supersede",
         "add",
     ]
+
+
+async def test_digest_right_after_the_conversation(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """`memory.digest` of a conversation just held finds it, with every message."""
+    result = await converse(
+        hass,
+        "I started learning the cello this winter and I love it",
+        context=household.context("anna"),
+    )
+    ai_task.answer(answer(memory("Anna is learning the cello", type_="fact")))
+    response = await call(
+        hass,
+        "digest",
+        {"conversation_id": result.conversation_id},
+        context=household.context("anna"),
+    )
+    assert response["added"] == 1
+    assert [text for _i, _w, text in transcript(ai_task.last.instructions)] == [
+        "I started learning the cello this winter and I love it",
+        "OK.",
+    ]
