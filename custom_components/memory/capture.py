@@ -14,7 +14,9 @@ Who is speaking decides the scope every message carries (a person, or the
 household): the user and device come from the conversation's input (its
 trace) or the LLM context of the turn. A conversation's messages are written
 only once that is known, so a private conversation is never stored as the
-household's, even for a moment.
+household's, even for a moment. When someone else continues a conversation,
+the messages said so far keep their speaker and the conversation stays with
+whoever started it.
 """
 
 from __future__ import annotations
@@ -113,13 +115,16 @@ class _Conversation:
     dirty: bool = False
 
     def info(self) -> ConversationInfo:
+        # A conversation is stored as its first speaker's; whoever continues
+        # it speaks in their own messages (the log keeps the row's speaker).
+        first = self.stamp(self.pending[0]) if self.pending else None
         return ConversationInfo(
             conversation_id=self.conversation_id,
             started_at=self.started_at,
-            scope=self.scope,
+            scope=first.scope if first else self.scope,
             agent_id=self.agent_id,
-            user_id=self.user_id,
-            device_id=self.device_id,
+            user_id=first.user_id if first else self.user_id,
+            device_id=first.device_id if first else self.device_id,
             ended_at=self.ended_at,
         )
 

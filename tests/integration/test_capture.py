@@ -40,7 +40,15 @@ from custom_components.memory.engine import (
 )
 
 from . import call, entity_state
-from .assist import AGENT_ID, ANNA, BEN, Household, RecordingAgent, converse
+from .assist import (
+    AGENT_ID,
+    ANNA,
+    BEN,
+    Household,
+    RecordingAgent,
+    async_add_person,
+    converse,
+)
 
 
 def log_of(entry: MockConfigEntry) -> ConversationLog:
@@ -553,7 +561,8 @@ async def test_each_speaker_keeps_their_messages(
     ]
     assert messages[0].user_id == household.anna.id
     assert messages[3].user_id == household.ben.id
-    assert conv.scope == BEN  # the conversation's latest speaker
+    # The conversation stays with who started it.
+    assert (conv.scope, conv.user_id) == (ANNA, household.anna.id)
 
 
 async def test_actions_read_what_was_just_said(
@@ -604,3 +613,37 @@ async def test_a_flush_waits_for_the_one_under_way(
     assert under_way.done()
     [(_conv, messages)] = await stored(init_integration)
     assert messages[0].content == "The plumber comes on Wednesday"
+
+
+async def test_a_shared_conversation_is_each_speakers_own(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Cleo continues Anna's conversation: each finds and exports her own words."""
+    anna, cleo = household.context("anna"), await async_add_person(hass, "Cleo")
+    first = await converse(hass, "My biopsy results come on Monday", context=anna)
+    await init_integration.runtime_data.capture.async_flush()
+    await converse(
+        hass,
+        "My bike results from the race come on Monday",
+        context=cleo,
+        conversation_id=first.conversation_id,
+    )
+    for context, own, other in ((anna, "biopsy", "bike"), (cleo, "bike", "biopsy")):
+        found = await call(
+            hass,
+            "search",
+            {"query": "results Monday", "source": "conversations"},
+            context=context,
+        )
+        said = " ".join(m["content"] for m in found["messages"])
+        assert own in said
+        assert other not in said
+        exported = await call(hass, "export", {}, context=context)
+        text = "".join(
+            Path(p).read_text() for p in exported["paths"] if "/conversations/" in p
+        )
+        assert own in text
+        assert other not in text
