@@ -218,11 +218,6 @@ class DigestResult:
     scopes: dict[int, str] = field(default_factory=dict)
     retry_at: datetime | None = None
 
-    @property
-    def dropped_secrets(self) -> int:
-        """Secrets dropped in every part."""
-        return sum(self.dropped.values())
-
     def as_dict(
         self, may_reach: Callable[[str], bool] = lambda _scope: True
     ) -> dict[str, Any]:
