@@ -592,14 +592,9 @@ class Digestion:
         return _Extracted(part.scope, source, candidates, summary)
 
     def _names_for(self, persons: Sequence[str]) -> dict[str, str]:
+        # One speaker per call: no two people of one name to tell apart.
         label = scope_label(self._hass)
-        names: dict[str, str] = {}
-        for scope in persons:
-            name = label(scope) or scope
-            if name.casefold() in {n.casefold() for n in names.values()}:
-                name = scope  # two people of one name: use the entity id
-            names[scope] = name
-        return names
+        return {scope: label(scope) or scope for scope in persons}
 
     async def _known(
         self, transcript: Transcript, persons: Sequence[str]

@@ -110,7 +110,11 @@ class MessageRole(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationInfo:
-    """What the caller knows about a conversation; saved with its messages."""
+    """What the caller knows about a conversation; saved with its messages.
+
+    Its scope, user and device are who started it: kept from the first save,
+    as later saves may come from someone continuing the conversation.
+    """
 
     conversation_id: str
     started_at: datetime
