@@ -14,11 +14,14 @@ Who is speaking decides the scope every message carries (a person, or the
 household): the user and device come from the conversation's input (its
 trace) or the LLM context of the turn. A conversation's messages are written
 only once that is known, so a private conversation is never stored as the
-household's, even for a moment.
+household's, even for a moment. When someone else continues a conversation,
+the messages said so far keep their speaker and the conversation stays with
+whoever started it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -112,13 +115,16 @@ class _Conversation:
     dirty: bool = False
 
     def info(self) -> ConversationInfo:
+        # A conversation is stored as its first speaker's; whoever continues
+        # it speaks in their own messages (the log keeps the row's speaker).
+        first = self.stamp(self.pending[0]) if self.pending else None
         return ConversationInfo(
             conversation_id=self.conversation_id,
             started_at=self.started_at,
-            scope=self.scope,
+            scope=first.scope if first else self.scope,
             agent_id=self.agent_id,
-            user_id=self.user_id,
-            device_id=self.device_id,
+            user_id=first.user_id if first else self.user_id,
+            device_id=first.device_id if first else self.device_id,
             ended_at=self.ended_at,
         )
 
@@ -217,8 +223,9 @@ class ConversationCapture:
         self._stop_listener: CALLBACK_TYPE | None = None
         self._flush_timer: CALLBACK_TYPE | None = None
         self._poll_timer: CALLBACK_TYPE | None = None
-        self._flushing = False
-        self._again = False
+        # One flush at a time; a caller waits for the one under way, then
+        # writes what came since (so it returns only once its messages are in).
+        self._flush_lock = asyncio.Lock()
         # Content older than this was captured by a previous run (a reload).
         self._since = dt_util.utcnow()
         # Told when a conversation that ended has been written (digestion).
@@ -479,19 +486,12 @@ class ConversationCapture:
     async def async_flush(self, *, final: bool = False) -> None:
         """Write pending messages of conversations whose speaker is known.
 
-        With `final` (unload, stop), everything is written with what is known.
+        Returns once everything seen before the call is written (or failed
+        to be, which is logged and tried again later). With `final` (unload,
+        stop), everything is written with what is known.
         """
-        if self._flushing:
-            self._again = True
-            return
-        self._flushing = True
-        try:
+        async with self._flush_lock:
             await self._flush(final=final)
-            while self._again:
-                self._again = False
-                await self._flush(final=final)
-        finally:
-            self._flushing = False
 
     async def _flush(self, *, final: bool) -> None:
         for conversation in self._conversations.values():

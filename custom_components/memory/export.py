@@ -297,6 +297,8 @@ async def _async_export(call: ServiceCall) -> ServiceResponse:
         person=call.data.get(ATTR_PERSON),
         everything=call.data[ATTR_EVERYTHING],
     )
+    # What was said before this call, not only what capture wrote since.
+    await entry.runtime_data.capture.async_flush()
     return await async_export(call.hass, entry, target)
 
 

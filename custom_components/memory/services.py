@@ -329,6 +329,9 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
     caller = await async_caller(call.hass, call)
     query = _search_query(call, caller, dict(entry.options))
     source = call.data[ATTR_SOURCE]
+    if source != SOURCE_MEMORIES:
+        # What was said before this call, not only what capture wrote since.
+        await entry.runtime_data.capture.async_flush()
     response: dict[str, Any] = {}
     try:
         if source != SOURCE_CONVERSATIONS:
@@ -372,6 +375,7 @@ async def _async_forget(call: ServiceCall) -> ServiceResponse:
             raise ServiceValidationError(
                 translation_domain=DOMAIN, translation_key="ids_need_one_source"
             )
+        await entry.runtime_data.capture.async_flush()
     response: dict[str, Any] = {
         "dry_run": data[ATTR_DRY_RUN],
         "purged": data[ATTR_PURGE] and not data[ATTR_DRY_RUN],

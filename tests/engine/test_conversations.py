@@ -428,3 +428,38 @@ async def test_close_open_and_reopen(
     [stored] = await log.conversations()
     assert stored.ended_at == at(3)
     assert await log.close_open() == 0
+
+
+async def test_a_shared_conversation_keeps_each_speaker(log: ConversationLog) -> None:
+    """Ben continuing Anna's conversation neither takes it over nor sees her part."""
+    [key] = await log.save(
+        [
+            (
+                None,
+                info(scope=ANNA, user_id="u-anna", device_id="d-anna"),
+                [
+                    message("My salary is going up", scope=ANNA, user_id="u-anna"),
+                    message("Nice.", MessageRole.ASSISTANT, 0.1, scope=ANNA),
+                ],
+            )
+        ]
+    )
+    await log.save(
+        [
+            (
+                key,
+                info(scope=BEN, user_id="u-ben", device_id="d-ben"),
+                [message("Is the door locked?", minutes=1, scope=BEN)],
+            )
+        ]
+    )
+    # The row stays with who started it.
+    [row] = await log.conversations()
+    assert (row.scope, row.user_id, row.device_id) == (ANNA, "u-anna", "d-anna")
+    assert row.messages == 3
+    # Each audience finds it, as its own speaker.
+    [annas] = await log.conversations(scopes=(HOUSEHOLD, ANNA))
+    assert (annas.id, annas.scope, annas.user_id) == (key, ANNA, "u-anna")
+    [bens] = await log.conversations(scopes=(HOUSEHOLD, BEN))
+    assert (bens.id, bens.scope) == (key, BEN)
+    assert await log.conversations(scopes=(HOUSEHOLD,)) == []

@@ -24,6 +24,7 @@ from custom_components.memory.engine.digestion import (
     DigestState,
     SkipReason,
     backoff_seconds,
+    by_speaker,
     render_transcript,
     skip_reason,
 )
@@ -32,6 +33,7 @@ from .conftest import StoreFactory
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 ANNA = "person.anna"
+BEN = "person.ben"
 
 
 def at(minutes: float) -> datetime:
@@ -293,3 +295,38 @@ async def test_skip_rules(log: ConversationLog) -> None:
         is None
     )
     assert await reason(user("The plumber comes on Monday at nine", 0)) is None
+
+
+async def test_each_speaker_is_digested_apart(
+    log: ConversationLog, queue: DigestQueue
+) -> None:
+    """A shared conversation splits into each speaker's messages, in order."""
+    row = await save(
+        log,
+        [
+            user("I am planning a surprise for Ben", 0),
+            reply("Lovely.", 0.1),
+            user("What time is it?", 1, scope=BEN),
+            NewMessage(
+                role=MessageRole.ASSISTANT,
+                content="Nine.",
+                created_at=at(1.1),
+                scope=BEN,
+            ),
+            user("And buy a cake", 2),
+            user("Dinner is at eight", 3, scope=HOUSEHOLD),
+        ],
+    )
+    messages = await log.messages(row)
+    parts = by_speaker(messages)
+    assert [(scope, [m.content for m in part]) for scope, part in parts] == [
+        (ANNA, ["I am planning a surprise for Ben", "Lovely.", "And buy a cake"]),
+        (BEN, ["What time is it?", "Nine."]),
+        (HOUSEHOLD, ["Dinner is at eight"]),
+    ]
+    alone = await save(log, [user("hello", 0)], conversation_id="c2")
+    assert await queue.speakers([row, alone, 999]) == {
+        row: (ANNA, BEN, HOUSEHOLD),
+        alone: (ANNA,),
+    }
+    assert await queue.speakers([]) == {}

@@ -218,3 +218,45 @@ def test_every_migration_applies_on_its_predecessor(tmp_path: Path) -> None:
                 np.testing.assert_array_equal(
                     np.frombuffer(blob, dtype=np.float32), as_unit_vector(vector(1))
                 )
+
+
+async def test_shared_conversations_go_back_to_who_started_them(
+    open_store: StoreFactory, db_path: Path
+) -> None:
+    """Rows an earlier version moved to the last speaker get their starter back."""
+    build_database(db_path, 5)
+    with closing(sqlite3.connect(db_path)) as conn:
+        conn.executemany(
+            "INSERT INTO conversations (id, conversation_id, scope, user_id, "
+            "device_id, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (1, "shared", "person.ben", "u-ben", "d-ben", START, START + 2),
+                (2, "alone", "person.anna", "u-anna", None, START, START),
+                (3, "emptied", "person.ben", "u-ben", None, START, START),
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO conversation_messages (conversation, role, content, "
+            "scope, user_id, device_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (1, "user", "hello", "person.anna", "u-anna", "d-anna", START),
+                (1, "user", "hi", "person.ben", "u-ben", "d-ben", START + 1),
+                (2, "user", "tea", "person.anna", "u-anna", None, START),
+            ],
+        )
+        conn.commit()
+    store = await open_store()
+    await store.close()
+    with closing(sqlite3.connect(db_path)) as conn:
+        rows = conn.execute(
+            "SELECT id, scope, user_id, device_id FROM conversations ORDER BY id"
+        ).fetchall()
+        scopes = conn.execute(
+            "SELECT scope FROM conversation_messages ORDER BY id"
+        ).fetchall()
+    assert rows == [
+        (1, "person.anna", "u-anna", "d-anna"),
+        (2, "person.anna", "u-anna", None),
+        (3, "person.ben", "u-ben", None),
+    ]
+    assert scopes == [("person.anna",), ("person.ben",), ("person.anna",)]

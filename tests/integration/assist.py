@@ -169,6 +169,17 @@ async def async_setup_household(hass: HomeAssistant) -> Household:
     return Household(anna=anna, ben=ben)
 
 
+async def async_add_person(hass: HomeAssistant, name: str) -> Context:
+    """Add a non-admin user linked to `person.<name>`; return their context."""
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    assert group is not None
+    user = MockUser(name=name, groups=[group]).add_to_hass(hass)
+    hass.states.async_set(
+        f"person.{name.lower()}", "home", {"user_id": user.id, "friendly_name": name}
+    )
+    return Context(user_id=user.id)
+
+
 async def converse(
     hass: HomeAssistant,
     text: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 import sqlite3
@@ -39,7 +40,15 @@ from custom_components.memory.engine import (
 )
 
 from . import call, entity_state
-from .assist import AGENT_ID, ANNA, BEN, Household, RecordingAgent, converse
+from .assist import (
+    AGENT_ID,
+    ANNA,
+    BEN,
+    Household,
+    RecordingAgent,
+    async_add_person,
+    converse,
+)
 
 
 def log_of(entry: MockConfigEntry) -> ConversationLog:
@@ -552,4 +561,89 @@ async def test_each_speaker_keeps_their_messages(
     ]
     assert messages[0].user_id == household.anna.id
     assert messages[3].user_id == household.ben.id
-    assert conv.scope == BEN  # the conversation's latest speaker
+    # The conversation stays with who started it.
+    assert (conv.scope, conv.user_id) == (ANNA, household.anna.id)
+
+
+async def test_actions_read_what_was_just_said(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Search, forget and export see a conversation at once, before capture's timer."""
+    anna = household.context("anna")
+    await converse(hass, "The spare key hides under the blue flowerpot", context=anna)
+    found = await call(
+        hass, "search", {"query": "flowerpot", "source": "conversations"}, context=anna
+    )
+    assert [m["content"] for m in found["messages"]] == [
+        "The spare key hides under the blue flowerpot"
+    ]
+
+    await converse(hass, "My sister arrives on the night train", context=anna)
+    preview = await call(
+        hass,
+        "forget",
+        {"query": "train", "source": "both", "dry_run": True},
+        context=anna,
+    )
+    assert [m["content"] for m in preview["messages"]] == [
+        "My sister arrives on the night train"
+    ]
+
+    await converse(hass, "Remember the dentist on Friday", context=anna)
+    exported = await call(hass, "export", {}, context=anna)
+    days = [Path(p) for p in exported["paths"] if "/conversations/" in p]
+    assert "Remember the dentist on Friday" in "".join(p.read_text() for p in days)
+
+
+async def test_a_flush_waits_for_the_one_under_way(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """An action's flush returns only once a timer's flush under way has written."""
+    capture = init_integration.runtime_data.capture
+    await converse(hass, "The plumber comes on Wednesday", context=Context())
+    under_way = hass.async_create_task(capture.async_flush())
+    await asyncio.sleep(0)  # it has started writing
+    await capture.async_flush()
+    assert under_way.done()
+    [(_conv, messages)] = await stored(init_integration)
+    assert messages[0].content == "The plumber comes on Wednesday"
+
+
+async def test_a_shared_conversation_is_each_speakers_own(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Cleo continues Anna's conversation: each finds and exports her own words."""
+    anna, cleo = household.context("anna"), await async_add_person(hass, "Cleo")
+    first = await converse(hass, "My biopsy results come on Monday", context=anna)
+    await init_integration.runtime_data.capture.async_flush()
+    await converse(
+        hass,
+        "My bike results from the race come on Monday",
+        context=cleo,
+        conversation_id=first.conversation_id,
+    )
+    for context, own, other in ((anna, "biopsy", "bike"), (cleo, "bike", "biopsy")):
+        found = await call(
+            hass,
+            "search",
+            {"query": "results Monday", "source": "conversations"},
+            context=context,
+        )
+        said = " ".join(m["content"] for m in found["messages"])
+        assert own in said
+        assert other not in said
+        exported = await call(hass, "export", {}, context=context)
+        text = "".join(
+            Path(p).read_text() for p in exported["paths"] if "/conversations/" in p
+        )
+        assert own in text
+        assert other not in text

@@ -71,10 +71,12 @@ from .assist import (
     AgentConfigFlow,
     Household,
     RecordingAgent,
+    async_add_person,
     async_setup_agent,
     converse,
 )
 
+CLEO = "person.cleo"
 _LINE = re.compile(r"^\[(\d+)\] ([^:]+): (.*)$", re.MULTILINE)
 
 
@@ -603,41 +605,45 @@ async def test_two_people_see_no_private_memories(
     assist_agent: RecordingAgent,
     household: Household,
 ) -> None:
-    """With two people in one conversation, neither's private memories are shown."""
+    """With two people in one conversation, neither's private memories are shown.
+
+    Each one's part is asked about alone, with their own memories and the
+    household's: never the other's.
+    """
     await call(
         hass,
         "add",
         {"content": "Anna is planning a surprise party for Ben", "person": ANNA},
         context=household.context("anna"),
     )
+    await call(
+        hass,
+        "add",
+        {"content": "Ben is saving for a motorbike", "person": BEN},
+        context=household.context("ben"),
+    )
     await call(hass, "add", {"content": "The bins go out on Tuesday"})
     first = await converse(
-        hass, "Remind me about the party shopping", context=household.context("anna")
+        hass,
+        "Remind me about the party shopping for the big day",
+        context=household.context("anna"),
     )
     await converse(
         hass,
-        "What day do the bins go out?",
+        "My mother visits, so I will put the bins out for her on bin day",
         context=household.context("ben"),
         conversation_id=first.conversation_id,
     )
-    await flush(init_integration)
-    ai_task.answer(answer(memory("Ben asked about the bins", about="household")))
+    ai_task.answer(answer(), answer())
     await digest(hass, conversation_id=first.conversation_id)
-    instructions = ai_task.last.instructions
-    assert '"Anna"' in instructions
-    assert '"Ben"' in instructions
-    assert "The bins go out on Tuesday" in instructions
-    assert "surprise party" not in instructions
-    assert "never copy one into a new memory" in instructions
-
-    # Alone, Anna's own memories are context again.
-    alone = await converse(
-        hass, "Any news on the party?", context=household.context("anna")
-    )
-    await flush(init_integration)
-    ai_task.answer(answer())
-    await digest(hass, conversation_id=alone.conversation_id)
-    assert "surprise party" in ai_task.last.instructions
+    annas, bens = (c.instructions for c in ai_task.calls_named(EXTRACT_TASK))
+    assert 'exactly one of: "household", "Anna".' in annas
+    assert 'exactly one of: "household", "Ben".' in bens
+    for instructions in (annas, bens):
+        assert "The bins go out on Tuesday" in instructions
+        assert "never copy one into a new memory" in instructions
+    assert "surprise party" not in bens
+    assert "motorbike" not in annas
 
 
 async def test_unclear_pairs_get_one_question(
@@ -1153,3 +1159,172 @@ def test_structures_render_for_llm_integrations() -> None:
         "supersede",
         "add",
     ]
+
+
+async def test_digest_right_after_the_conversation(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """`memory.digest` of a conversation just held finds it, with every message."""
+    result = await converse(
+        hass,
+        "I started learning the cello this winter and I love it",
+        context=household.context("anna"),
+    )
+    ai_task.answer(answer(memory("Anna is learning the cello", type_="fact")))
+    response = await call(
+        hass,
+        "digest",
+        {"conversation_id": result.conversation_id},
+        context=household.context("anna"),
+    )
+    assert response["added"] == 1
+    assert [text for _i, _w, text in transcript(ai_task.last.instructions)] == [
+        "I started learning the cello this winter and I love it",
+        "OK.",
+    ]
+
+
+async def test_a_shared_conversation_is_digested_per_speaker(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Cleo continues Anna's conversation: each one's words stay theirs.
+
+    Every call sees one speaker; whatever the LLM says a memory is about, it
+    goes to that speaker or the household; each gets a summary of her own
+    part; Anna can still digest her conversation and sees only her results.
+    """
+    anna, cleo = household.context("anna"), await async_add_person(hass, "Cleo")
+    first = await converse(
+        hass, "I am training for the Berlin marathon in September", context=anna
+    )
+    # Anna's turn is written before Cleo speaks (as capture's timer does).
+    await flush(init_integration)
+    await converse(
+        hass,
+        "I want to repaint the garage door green this summer",
+        context=cleo,
+        conversation_id=first.conversation_id,
+    )
+
+    def extract(task: GenDataTask) -> dict[str, Any]:
+        said = [
+            line for line in transcript(task.instructions) if line[1] != "assistant"
+        ]
+        [who] = {line[1] for line in said}
+        words = " ".join(line[2] for line in said)
+        if who == "Anna":
+            assert "garage" not in task.instructions
+            return answer(
+                memory("Anna trains for a marathon", message_id=said[0][0]),
+                # The LLM names the other speaker: it still stays Anna's.
+                memory("Cleo likes running too", about="Cleo"),
+                memory("The household runs on Sundays", about="household"),
+                summary="Anna talked about her marathon.",
+            )
+        assert who == "Cleo"
+        assert "marathon" not in task.instructions
+        assert "garage" in words
+        return answer(
+            memory("Cleo will repaint the garage door", about="Cleo"),
+            memory("Anna is training for a marathon", about="Anna"),
+            summary="Cleo talked about the garage door.",
+        )
+
+    ai_task.responder = extract
+    response = await call(
+        hass, "digest", {"conversation_id": first.conversation_id}, context=anna
+    )
+    assert len(ai_task.calls_named(EXTRACT_TASK)) == 2
+    stored = rows(
+        hass, "SELECT id, content, scope, type, user_id FROM memories ORDER BY id"
+    )
+    scope_of = {content: scope for _i, content, scope, _t, _u in stored}
+    assert scope_of == {
+        "Anna trains for a marathon": ANNA,
+        "Cleo likes running too": ANNA,
+        "The household runs on Sundays": "household",
+        "Cleo will repaint the garage door": CLEO,
+        "Anna is training for a marathon": CLEO,
+        "Anna talked about her marathon.": ANNA,
+        "Cleo talked about the garage door.": CLEO,
+    }
+    # Each memory names who said it.
+    users = {content: user for _i, content, _s, _t, user in stored}
+    assert users["Anna trains for a marathon"] == household.anna.id
+    assert users["Cleo will repaint the garage door"] == cleo.user_id
+
+    # Anna sees her results and the household's, never Cleo's.
+    ids = {content: item_id for item_id, content, *_rest in stored}
+    [result] = response["conversations"]
+    assert result["added"] == [
+        ids["Anna trains for a marathon"],
+        ids["Cleo likes running too"],
+        ids["The household runs on Sundays"],
+    ]
+    assert response["added"] == 3
+    assert result["summary"] == ids["Anna talked about her marathon."]
+    assert result["summaries"] == [ids["Anna talked about her marathon."]]
+
+    # Cleo may digest it too (she spoke in it); nothing of Anna's comes back.
+    again = await call(
+        hass, "digest", {"conversation_id": first.conversation_id}, context=cleo
+    )
+    assert again["conversations"][0]["summaries"] == []
+    assert again["added"] == 0
+
+
+async def test_an_opted_out_satellite_skips_only_its_speakers_part(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """A conversation continued at an opted-out satellite: that part stays private."""
+    hass.config_entries.async_update_entry(
+        init_integration, options={CONF_DIGEST_SKIP_DEVICES: ["kids-room"]}
+    )
+    first = await converse(
+        hass,
+        "I am reading a novel about lighthouses every evening",
+        context=household.context("anna"),
+    )
+    await flush(init_integration)
+    await converse(
+        hass,
+        "My best friend at school has a secret treehouse in the woods",
+        conversation_id=first.conversation_id,
+        device_id="kids-room",
+    )
+    ai_task.answer(answer(memory("Anna reads a novel about lighthouses")))
+    response = await digest(hass, conversation_id=first.conversation_id)
+    [call_made] = ai_task.calls_named(EXTRACT_TASK)
+    assert "lighthouses" in call_made.instructions
+    assert "treehouse" not in call_made.instructions
+    assert response["added"] == 1
+
+    # Started at the satellite and continued elsewhere: only that part goes.
+    second = await converse(
+        hass,
+        "My best friend at school has a secret treehouse in the woods",
+        device_id="kids-room",
+    )
+    await flush(init_integration)
+    await converse(
+        hass,
+        "I am reading a novel about lighthouses every evening",
+        context=household.context("anna"),
+        conversation_id=second.conversation_id,
+    )
+    ai_task.answer(answer())
+    await digest(hass, conversation_id=second.conversation_id)
+    assert "treehouse" not in ai_task.last.instructions
+    assert "lighthouses" in ai_task.last.instructions

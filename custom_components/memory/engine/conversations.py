@@ -8,8 +8,12 @@ A conversation row is one chat session. Home Assistant may reuse a
 conversation id once a session has ended, so the row id is the key and the
 conversation id is an attribute. Every message carries the scope of the
 person who was speaking (or the household), which is what searches filter
-on: one person's conversations never reach another person's results.
-Messages are never edited, only added and erased.
+on: one person's conversations never reach another person's results. Two
+people may speak in one session (one continues the other's conversation):
+the row keeps who started it, each message its own speaker, and a listing
+for some scopes shows a conversation as the first of its speakers among
+them, with their messages only. Messages are never edited, only added and
+erased.
 
 With an embedding model, user and assistant messages also get vectors (made
 by `embedding_queue.py`, kept in `message_embeddings`), and a search given a
@@ -87,12 +91,13 @@ _MESSAGE_COLUMNS: Final = (
     "m.tool_name, m.tool_call_id, m.scope, m.agent_id, m.user_id, m.device_id, "
     "m.created_at"
 )
-_CONVERSATION_COLUMNS: Final = (
-    "c.id, c.conversation_id, c.scope, c.agent_id, c.user_id, c.device_id, "
-    "c.started_at, c.updated_at, c.ended_at, "
+# A conversation's columns after its scope (which a listing may choose).
+_CONVERSATION_REST: Final = (
+    "c.agent_id, c.user_id, c.device_id, c.started_at, c.updated_at, c.ended_at, "
     "(SELECT count(*) FROM conversation_messages m WHERE m.conversation = c.id) "
     "AS messages"
 )
+_CONVERSATION_COLUMNS: Final = f"c.id, c.conversation_id, c.scope, {_CONVERSATION_REST}"
 
 
 class MessageRole(StrEnum):
@@ -105,7 +110,11 @@ class MessageRole(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConversationInfo:
-    """What the caller knows about a conversation; saved with its messages."""
+    """What the caller knows about a conversation; saved with its messages.
+
+    Its scope, user and device are who started it: kept from the first save,
+    as later saves may come from someone continuing the conversation.
+    """
 
     conversation_id: str
     started_at: datetime
@@ -328,11 +337,12 @@ class ConversationLog:
             assert row is not None  # noqa: S101 - RETURNING always yields
             key = int(row[0])
         else:
+            # Who started it stays; someone continuing it speaks in messages.
             async with conn.execute(
-                "UPDATE conversations SET scope = ?, agent_id = ?, user_id = ?, "
-                "device_id = ?, updated_at = max(updated_at, ?), "
+                "UPDATE conversations SET agent_id = coalesce(agent_id, ?), "
+                "updated_at = max(updated_at, ?), "
                 "ended_at = coalesce(?, ended_at) WHERE id = ? RETURNING id",
-                (*meta, updated, ended, key),
+                (info.agent_id, updated, ended, key),
             ) as cursor:
                 if await cursor.fetchone() is None:
                     # Erased meanwhile (retention): start it anew if there is
@@ -451,14 +461,28 @@ class ConversationLog:
         ended: bool | None = None,
         limit: int = 100,
     ) -> list[StoredConversation]:
-        """Conversations updated since a time, newest first (for digestion)."""
+        """Conversations updated since a time, newest first.
+
+        With `scopes`, those where someone of these scopes spoke, each shown
+        as the first such speaker (`messages` still counts every message).
+        """
+        columns = _CONVERSATION_COLUMNS
         clauses: list[str] = []
         params: list[Any] = []
         if scopes is not None:
             if not scopes:
                 return []
-            clauses.append(f"c.scope IN ({placeholders(len(scopes))})")
-            params.extend(scopes)
+            among = f"m.scope IN ({placeholders(len(scopes))})"
+            columns = (
+                "c.id, c.conversation_id, (SELECT m.scope FROM "  # noqa: S608
+                "conversation_messages m WHERE m.conversation = c.id AND "
+                f"{among} ORDER BY m.id LIMIT 1) AS scope, {_CONVERSATION_REST}"
+            )
+            clauses.append(
+                "EXISTS (SELECT 1 FROM conversation_messages m "  # noqa: S608
+                f"WHERE m.conversation = c.id AND {among})"
+            )
+            params.extend([*scopes, *scopes])
         if since is not None:
             clauses.append("c.updated_at >= ?")
             params.append(to_timestamp(since))
@@ -466,7 +490,7 @@ class ConversationLog:
             clauses.append("c.ended_at IS NOT NULL" if ended else "c.ended_at IS NULL")
         where = " AND ".join(clauses) or "1"
         async with self._store.reader.execute(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c "  # noqa: S608
+            f"SELECT {columns} FROM conversations c "  # noqa: S608
             f"WHERE {where} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?",
             [*params, limit],
         ) as cursor:

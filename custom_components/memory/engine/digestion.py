@@ -11,6 +11,11 @@ or nothing but device commands ("turn on the kitchen light", see
 
 A conversation that goes on after it was digested (the idle trigger fired
 mid-way) is due again for its new messages only.
+
+When two people spoke in one conversation (one continued the other's), each
+speaker's messages (what they said and the replies they got) are digested
+apart (`by_speaker`), so what one person said never reaches an LLM call
+whose memories may go to another person.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ BACKOFF_MAX_SECONDS: Final = 6 * 3600.0
 MAX_TRANSCRIPT_CHARS: Final = 24_000
 # A single message longer than this is cut in the transcript.
 MAX_LINE_CHARS: Final = 2_000
+_CHUNK: Final = 500
 
 
 class DigestState(StrEnum):
@@ -170,6 +176,25 @@ class DigestQueue:
         ) as cursor:
             return {int(row[0]) for row in await cursor.fetchall()}
 
+    async def speakers(self, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        """Return the scopes that spoke in these rows, first speaker first.
+
+        A row with no message left is absent from the result.
+        """
+        unique = sorted(set(ids))
+        found: dict[int, tuple[str, ...]] = {}
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start : start + _CHUNK]
+            async with self._store.reader.execute(
+                "SELECT conversation, scope FROM conversation_messages "  # noqa: S608
+                f"WHERE conversation IN ({placeholders(len(chunk))}) "
+                "GROUP BY conversation, scope ORDER BY conversation, min(id)",
+                chunk,
+            ) as cursor:
+                for row in await cursor.fetchall():
+                    found[int(row[0])] = (*found.get(int(row[0]), ()), str(row[1]))
+        return found
+
     async def count_by_state(self) -> dict[str, int]:
         """Conversations per digestion state (diagnostics)."""
         rows = await self._store.reader.execute_fetchall(
@@ -296,6 +321,20 @@ def _tool_names(data: str) -> list[str]:
         for call in calls
         if isinstance(call, dict) and call.get("tool_name")
     ]
+
+
+def by_speaker(
+    messages: Sequence[StoredMessage],
+) -> list[tuple[str, list[StoredMessage]]]:
+    """Split a conversation into each speaker's messages, first speaker first.
+
+    A message carries the scope of who was speaking when it was said, so a
+    speaker's part holds what they said and the replies they got.
+    """
+    parts: dict[str, list[StoredMessage]] = {}
+    for message in messages:
+        parts.setdefault(message.scope, []).append(message)
+    return list(parts.items())
 
 
 def render_transcript(

@@ -298,6 +298,22 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # A conversation row keeps who started it: earlier versions moved its
+    # scope, user and device to whoever spoke last, so a person who continued
+    # someone's conversation took it over. Each message always kept its own
+    # speaker's scope; the row takes its first message's speaker back.
+    (
+        """
+        UPDATE conversations SET (scope, user_id, device_id) = (
+            SELECT m.scope, m.user_id, m.device_id FROM conversation_messages m
+            WHERE m.conversation = conversations.id ORDER BY m.id LIMIT 1
+        )
+        WHERE EXISTS (
+            SELECT 1 FROM conversation_messages m
+            WHERE m.conversation = conversations.id
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
