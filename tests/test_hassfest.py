@@ -27,6 +27,7 @@ from homeassistant.helpers import (
     service as service_helper,
 )
 from homeassistant.util.yaml import load_yaml_dict
+from PIL import Image
 import probatio
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -416,3 +417,40 @@ def test_entity_translations_are_used(platform: str) -> None:
         if section == f"entity.{platform}"
     }
     assert set(_en()["entity"][platform]) == used
+
+
+# -- what HACS and the brand images need ------------------------------------
+
+
+def test_license() -> None:
+    """HACS refuses a repository without a license."""
+    text = (INTEGRATION.parents[1] / "LICENSE").read_text("utf-8")
+    assert text.startswith("MIT License")
+
+
+@pytest.mark.parametrize(
+    ("name", "height"),
+    [
+        ("icon.png", 256),
+        ("icon@2x.png", 512),
+        ("logo.png", 128),
+        ("logo@2x.png", 256),
+        ("dark_logo.png", 128),
+        ("dark_logo@2x.png", 256),
+    ],
+)
+def test_brand_images(name: str, height: int) -> None:
+    """The sizes the brands repository asks for, on a transparent background."""
+    with Image.open(INTEGRATION / "brand" / name) as image:
+        assert image.format == "PNG"
+        assert image.mode == "RGBA"
+        assert image.height == height
+        if name.startswith("icon"):
+            assert image.width == height
+        else:
+            assert image.width >= height  # the shortest side is the height
+        assert image.getpixel((image.width - 1, image.height - 1)) == (0, 0, 0, 0)
+        # Trimmed: the drawing reaches the left and right edges.
+        box = image.getbbox(alpha_only=True)
+        assert box is not None
+        assert (box[0], box[2]) == (0, image.width)
