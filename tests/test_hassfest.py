@@ -454,3 +454,31 @@ def test_brand_images(name: str, height: int) -> None:
         box = image.getbbox(alpha_only=True)
         assert box is not None
         assert (box[0], box[2]) == (0, image.width)
+
+
+# -- quality_scale.yaml claims what is true ----------------------------------
+
+# A "done" documentation rule needs its section in the README.
+README_SECTIONS = {
+    "docs-removal-instructions": "## Removal",
+    "docs-known-limitations": "## Known limitations",
+    "docs-troubleshooting": "## Troubleshooting",
+    "docs-actions": "## Actions",
+    "docs-installation-instructions": "## Installation",
+}
+
+
+def test_quality_scale() -> None:
+    """Valid statuses, a reason for every exemption, and done means done."""
+    rules = load_yaml_dict(str(INTEGRATION / "quality_scale.yaml"))["rules"]
+    readme = (INTEGRATION.parents[1] / "README.md").read_text("utf-8")
+    headings = {line.strip() for line in readme.splitlines()}
+    for name, rule in rules.items():
+        status = rule if isinstance(rule, str) else rule["status"]
+        assert status in {"done", "todo", "exempt"}, name
+        if status == "exempt":
+            assert rule["comment"].strip(), f"{name}: exempt without a reason"
+        if status == "done" and name in README_SECTIONS:
+            assert README_SECTIONS[name] in headings, f"{name}: no section"
+    assert rules["brands"]["status"] == "done"
+    assert (INTEGRATION / "brand" / "icon.png").exists()
