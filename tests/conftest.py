@@ -5,14 +5,19 @@ snapshot, ...) is loaded through its pytest11 entry point.
 """
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 import gc
 from pathlib import Path
 
 import aiosqlite
+from homeassistant.config_entries import RELOAD_AFTER_UPDATE_DELAY
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
+    async_fire_time_changed,
     mock_config_flow,
 )
 from pytest_homeassistant_custom_component.syrupy import HomeAssistantSnapshotExtension
@@ -77,6 +82,35 @@ async def init_integration(
     assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
     await hass.async_block_till_done()
     return mock_config_entry
+
+
+@pytest.fixture
+async def enabled_sensors(
+    hass: HomeAssistant,
+    entity_registry: er.EntityRegistry,
+    init_integration: MockConfigEntry,
+) -> MockConfigEntry:
+    """Assist Memory loaded with the sensors it disables by default enabled.
+
+    Done as a user does it: enable them in the entity registry, and let Home
+    Assistant reload the entry once its delay has passed.
+    """
+    disabled = [
+        entry.entity_id
+        for entry in er.async_entries_for_config_entry(
+            entity_registry, init_integration.entry_id
+        )
+        if entry.disabled_by is er.RegistryEntryDisabler.INTEGRATION
+    ]
+    assert disabled, "nothing is disabled by default"
+    for entity_id in disabled:
+        entity_registry.async_update_entity(entity_id, disabled_by=None)
+    async_fire_time_changed(
+        hass, dt_util.utcnow() + timedelta(seconds=RELOAD_AFTER_UPDATE_DELAY + 1)
+    )
+    await hass.async_block_till_done()
+    assert all(hass.states.get(entity_id) for entity_id in disabled)
+    return init_integration
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ class MemorySensorDescription(SensorEntityDescription):
     attributes_fn: Callable[[StoreStats], Mapping[str, Any]] | None = None
 
 
+# The archived count is history a household rarely needs: disabled by default.
 SENSORS: tuple[MemorySensorDescription, ...] = (
     MemorySensorDescription(
         key="active_memories",
@@ -58,6 +59,7 @@ SENSORS: tuple[MemorySensorDescription, ...] = (
     MemorySensorDescription(
         key="archived_memories",
         translation_key="archived_memories",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.MEASUREMENT,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda stats: stats.archived,
@@ -85,10 +87,13 @@ class UsageSensorDescription(SensorEntityDescription):
 
 
 # Daily counters are TOTAL_INCREASING: the reset at midnight starts a new cycle.
+# Only Recall latency (with its failure count) is enabled by default: the token
+# and daily counters are for tuning and are enabled in the entity settings.
 USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="recall_tokens",
         translation_key="recall_tokens",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.MEASUREMENT,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.last_recall_tokens,
@@ -96,6 +101,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="recall_tokens_today",
         translation_key="recall_tokens_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.recall_tokens_today,
@@ -117,6 +123,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="memories_recalled_today",
         translation_key="memories_recalled_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.memories_recalled_today,
@@ -124,6 +131,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="conversations_captured_today",
         translation_key="conversations_captured_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.conversations_today,
@@ -132,6 +140,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="ai_task_calls_today",
         translation_key="ai_task_calls_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.ai_task_calls_today,
@@ -139,6 +148,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="memories_added_today",
         translation_key="memories_added_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.memories_added_today,
@@ -146,6 +156,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="memories_updated_today",
         translation_key="memories_updated_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.memories_updated_today,
@@ -153,6 +164,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="memories_superseded_today",
         translation_key="memories_superseded_today",
+        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.memories_superseded_today,

@@ -1,6 +1,6 @@
 """Seed a dev Home Assistant config folder before script/develop starts it.
 
-Two stores in <config>/.storage, written in the formats of the installed
+Three stores in <config>/.storage, written in the formats of the installed
 Home Assistant (built with its own classes and schemas, so they follow it):
 
 - ``http``: the stable HTTP settings listen on the given host and port. 2026.10
@@ -8,6 +8,11 @@ Home Assistant (built with its own classes and schemas, so they follow it):
   is dropped so it cannot move the server elsewhere.
 - ``core.config_entries``: an Assist Memory entry on keyword search, unless
   one exists, so the integration is set up without any step in the UI.
+- ``onboarding``: the location and analytics steps marked done, so onboarding
+  asks only for the owner account. Finishing the location step is what adds
+  Met.no, Radio Browser, Google Translate and the shopping list: integrations
+  that call the internet (and log a DNS traceback at shutdown without it)
+  and have nothing to do with memory.
 
 Run it only while that Home Assistant is stopped: it rewrites both stores on
 shutdown.
@@ -23,6 +28,11 @@ from typing import Any
 from homeassistant import config_entries
 from homeassistant.components.http import config as http_config
 from homeassistant.components.http.const import CONF_SERVER_HOST, CONF_SERVER_PORT
+from homeassistant.components.onboarding import (
+    STORAGE_KEY as ONBOARDING_KEY,
+    STORAGE_VERSION as ONBOARDING_VERSION,
+)
+from homeassistant.components.onboarding.const import STEP_ANALYTICS, STEP_CORE_CONFIG
 from homeassistant.util import dt as dt_util
 import probatio
 
@@ -137,6 +147,51 @@ def seed_config_entry(storage: Path) -> bool:
     return True
 
 
+# Onboarding steps the dev instance skips (see the module docstring).
+SKIPPED_ONBOARDING_STEPS = (STEP_CORE_CONFIG, STEP_ANALYTICS)
+# What finishing the location step would have added.
+ONBOARDING_INTEGRATIONS = ("google_translate", "met", "radio_browser", "shopping_list")
+
+
+def seed_onboarding(storage: Path) -> bool:
+    """Mark the location and analytics steps done; return if anything changed."""
+    path = storage / ONBOARDING_KEY
+    store = _read_store(path)
+    if store is None:
+        store = {"version": ONBOARDING_VERSION, "minor_version": 1, "data": {}}
+    elif store.get("version") != ONBOARDING_VERSION:
+        print(f"seed: {path} has an unknown format; onboarding left as it is")
+        return False
+    done: list[str] = store["data"].setdefault("done", [])
+    missing = [step for step in SKIPPED_ONBOARDING_STEPS if step not in done]
+    if not missing:
+        return False
+    done.extend(missing)
+    _write_store(
+        path,
+        ONBOARDING_KEY,
+        store["version"],
+        store.get("minor_version", 1),
+        store["data"],
+    )
+    return True
+
+
+def onboarded_integrations(storage: Path) -> list[str]:
+    """Integrations an earlier onboarding of this folder added."""
+    store = _read_store(storage / config_entries.STORAGE_KEY)
+    if store is None:
+        return []
+    return sorted(
+        {
+            entry["domain"]
+            for entry in store["data"]["entries"]
+            if entry["domain"] in ONBOARDING_INTEGRATIONS
+            and entry.get("source") == "onboarding"
+        }
+    )
+
+
 def main() -> int:
     """Seed the stores named in the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -155,6 +210,13 @@ def main() -> int:
     print(f"seed: HTTP server on {args.host}:{port}")
     if seed_config_entry(storage):
         print(f"seed: added the {ENTRY_TITLE} entry (keyword search)")
+    if seed_onboarding(storage):
+        print("seed: onboarding asks only for the owner account")
+    if leftovers := onboarded_integrations(storage):
+        print(
+            f"seed: an earlier onboarding added {', '.join(leftovers)}; delete them"
+            " under Settings > Devices & services, or start over with rm -rf config"
+        )
     return 0
 
 

@@ -81,6 +81,7 @@ def file_bytes(path: Path) -> bytes:
 async def test_conversation_is_captured(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
     household: Household,
 ) -> None:
@@ -152,6 +153,7 @@ async def test_conversation_is_captured(
 async def test_capture_survives_unload_and_restart(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
 ) -> None:
     """What was said is written on unload, and still there after set-up."""

@@ -422,6 +422,7 @@ async def test_hourly_cap_survives_a_restart(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
     household: Household,
     freezer: FrozenDateTimeFactory,
@@ -1006,6 +1007,7 @@ async def test_near_duplicate_rewords_digestions_own_memory(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
     household: Household,
 ) -> None:

@@ -306,6 +306,7 @@ async def test_remove_entry_deletes_database(
 async def test_expiry_timer(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     freezer: FrozenDateTimeFactory,
 ) -> None:
     """The periodic timer archives a memory once its expiry time has passed."""
@@ -340,13 +341,11 @@ async def test_expiry_timer(
 
 async def test_expired_at_startup(
     hass: HomeAssistant,
-    mock_config_entry: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     freezer: FrozenDateTimeFactory,
 ) -> None:
     """Memories that expired while Home Assistant was down are archived at start."""
-    mock_config_entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
-    await hass.async_block_till_done()
+    mock_config_entry = enabled_sensors
     item_id = await add(hass, "The plumber comes today", expires_in={"hours": 1})
     assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
     await hass.async_block_till_done()

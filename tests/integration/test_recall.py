@@ -127,6 +127,7 @@ async def test_each_tool_once(
 async def test_recall_within_budget(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
 ) -> None:
     """Recall never adds more (estimated) tokens than the budget allows."""
@@ -164,6 +165,7 @@ async def test_recall_within_budget(
 async def test_relevance_floor(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
 ) -> None:
     """Weak matches stay below the floor; unrelated memories never match."""
@@ -428,6 +430,7 @@ async def test_recall_failure_is_counted(
 async def test_usage_sensors_survive_restart_and_reset_at_midnight(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
     freezer: FrozenDateTimeFactory,
 ) -> None:

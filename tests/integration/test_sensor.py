@@ -9,10 +9,7 @@ from homeassistant.const import STATE_UNAVAILABLE, UnitOfInformation
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
-    snapshot_platform,
-)
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.engine import StoreError
@@ -31,7 +28,10 @@ async def test_sensors(
     snapshot: SnapshotAssertion,
     init_integration: MockConfigEntry,
 ) -> None:
-    """Three diagnostic sensors with translated names, on the entry's device."""
+    """Diagnostic sensors with translated names, on the entry's device.
+
+    Those a household rarely needs are disabled by default (and have no state).
+    """
     with patch(
         "custom_components.memory.engine.store.MemoryStore.database_bytes",
         return_value=3 * 1024 * 1024,
@@ -39,14 +39,66 @@ async def test_sensors(
         assert await hass.config_entries.async_reload(init_integration.entry_id)
         await hass.async_block_till_done()
 
-        await snapshot_platform(
-            hass, entity_registry, snapshot, init_integration.entry_id
+        # snapshot_platform's snapshots, without requiring a state of a
+        # disabled entity.
+        entries = er.async_entries_for_config_entry(
+            entity_registry, init_integration.entry_id
         )
+        assert entries
+        for entry in entries:
+            assert entry == snapshot(name=f"{entry.entity_id}-entry")
+            state = hass.states.get(entry.entity_id)
+            if entry.disabled_by is None:
+                assert state == snapshot(name=f"{entry.entity_id}-state")
+            else:
+                assert state is None
+
+
+async def test_rarely_needed_sensors_are_disabled_by_default(
+    hass: HomeAssistant,
+    entity_registry: er.EntityRegistry,
+    init_integration: MockConfigEntry,
+) -> None:
+    """Token, daily and digestion counters start disabled; the rest enabled."""
+    disabled = {
+        entry.entity_id
+        for entry in er.async_entries_for_config_entry(
+            entity_registry, init_integration.entry_id
+        )
+        if entry.disabled_by is er.RegistryEntryDisabler.INTEGRATION
+    }
+
+    assert disabled == {
+        ARCHIVED,
+        "sensor.assist_memory_recall_tokens",
+        "sensor.assist_memory_recall_tokens_today",
+        "sensor.assist_memory_memories_recalled_today",
+        "sensor.assist_memory_conversations_captured_today",
+        "sensor.assist_memory_ai_task_calls_today",
+        "sensor.assist_memory_digestion_memories_added_today",
+        "sensor.assist_memory_digestion_memories_updated_today",
+        "sensor.assist_memory_digestion_memories_superseded_today",
+    }
+    for entity_id in (ACTIVE, SIZE, "sensor.assist_memory_recall_latency"):
+        assert entity_state(hass, entity_id).state != STATE_UNAVAILABLE
+
+
+async def test_enabled_in_the_registry_reports(
+    hass: HomeAssistant,
+    enabled_sensors: MockConfigEntry,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """A sensor enabled in the entity registry reports after the reload."""
+    await add(hass, "Mia is allergic to nuts")
+    await call(hass, "forget", {"query": "nuts"})
+    await settle(hass, freezer)
+
+    assert entity_state(hass, ARCHIVED).state == "1"
 
 
 async def test_counts_follow_writes(
     hass: HomeAssistant,
-    init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     freezer: FrozenDateTimeFactory,
 ) -> None:
     """Adds and forgets are pushed to the sensors without any polling."""
@@ -130,11 +182,11 @@ async def test_database_size(
 
 async def test_stats_failure(
     hass: HomeAssistant,
-    init_integration: MockConfigEntry,
+    enabled_sensors: MockConfigEntry,
     freezer: FrozenDateTimeFactory,
 ) -> None:
     """A failing statistics read makes the sensors unavailable, then they recover."""
-    coordinator = init_integration.runtime_data.coordinator
+    coordinator = enabled_sensors.runtime_data.coordinator
     await settle(hass, freezer)
     with patch(
         "custom_components.memory.engine.store.MemoryStore.stats",
