@@ -6,7 +6,9 @@ outside that reach is reported as unknown, so its existence does not leak.
 Calls with no user (automations, scripts) and admins reach every scope.
 The same rules apply to kept conversation messages (`source`). Assist (the
 LLM tools and recall) uses `async_assistant_caller` instead, which never
-reaches another person's memories, admins included.
+reaches another person's memories, admins included. Codes, PINs and
+passwords are shown only to an identified person in the text's scope
+(`Caller.sees_secrets`); anyone else reads "[redacted]" in their place.
 """
 
 from __future__ import annotations
@@ -53,8 +55,10 @@ from .engine import (
     Origin,
     SearchQuery,
     Source,
+    StoredMessage,
     StoreError,
 )
+from .engine.secrets import redacted
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -159,6 +163,24 @@ class Caller:
     def personal_scope(self) -> str:
         """Where this caller's own memories go: their person, or the household."""
         return self.persons[0] if self.persons else HOUSEHOLD
+
+    def sees_secrets(self, scope: str) -> bool:
+        """Whether codes, PINs and passwords in a text of `scope` are shown as said.
+
+        Only to an identified person in that scope (household texts are in
+        the scope of every identified person), and to the actions' admins and
+        automations, which reach every scope. A satellite mapped to no person,
+        an Assist turn with no user, or a user linked to no person gets the
+        text with each value replaced by "[redacted]".
+        """
+        return self.unrestricted or (bool(self.persons) and self.may_reach(scope))
+
+    def shown[T: (MemoryItem, StoredMessage)](self, said: T) -> T:
+        """Return a memory or message as this caller may read it (`sees_secrets`)."""
+        if self.sees_secrets(said.scope):
+            return said
+        text = redacted(said.content)
+        return said if text == said.content else replace(said, content=text)
 
 
 async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
@@ -330,7 +352,9 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
             if (vector := await async_query_vector(entry, query.text)) is not None:
                 query = replace(query, vector=vector)
             hits = await entry.runtime_data.store.search(query)
-            response["memories"] = [hit.as_dict() for hit in hits]
+            response["memories"] = [
+                replace(hit, item=caller.shown(hit.item)).as_dict() for hit in hits
+            ]
         if source != SOURCE_MEMORIES:
             messages = _message_query(query)
             # Embedded once per call (with `both`, the memories' vector comes
@@ -341,7 +365,10 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
             ) is not None:
                 messages = replace(messages, vector=vector)
             found = await entry.runtime_data.conversations.search(messages)
-            response["messages"] = [hit.as_dict() for hit in found]
+            response["messages"] = [
+                replace(hit, message=caller.shown(hit.message)).as_dict()
+                for hit in found
+            ]
     except StoreError as err:
         raise _store_error(err) from err
     return response
@@ -395,7 +422,7 @@ async def _forget_memories(
     if not data[ATTR_DRY_RUN]:
         await store.forget(ids, purge=data[ATTR_PURGE])
     return [
-        {"id": item.id, "content": item.content, "scope": item.scope}
+        {"id": item.id, "content": caller.shown(item).content, "scope": item.scope}
         for item in {item.id: item for item in chosen}.values()
     ]
 
@@ -432,7 +459,7 @@ async def _forget_messages(
             "id": message.id,
             "conversation_id": message.conversation_id,
             "role": str(message.role),
-            "content": message.content,
+            "content": caller.shown(message).content,
             "scope": message.scope,
         }
         for message in chosen
@@ -447,7 +474,7 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
         items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
     except StoreError as err:
         raise _store_error(err) from err
-    return cast("ServiceResponse", items[item_id].as_dict())
+    return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
 
 
 @callback
