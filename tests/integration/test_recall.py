@@ -283,13 +283,8 @@ async def test_profiles(
     assert lines[1] == "Profile (Ben): Plays football on Tuesdays"
 
 
-async def test_satellite_reaches_the_household(
-    hass: HomeAssistant,
-    init_integration: MockConfigEntry,
-    assist_agent: RecordingAgent,
-    household: Household,
-) -> None:
-    """A satellite (no user) gets household memories, or its mapped person's."""
+def kitchen_satellite(hass: HomeAssistant) -> dr.DeviceEntry:
+    """Register a voice satellite's device, as a satellite integration would."""
     other = MockConfigEntry(domain="test")
     other.add_to_hass(hass)
     device = dr.async_get(hass).async_get_or_create(
@@ -304,6 +299,17 @@ async def test_satellite_reaches_the_household(
         device_id=device.id,
         config_entry=other,
     )
+    return device
+
+
+async def test_satellite_reaches_the_household(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """A satellite (no user) gets household memories, or its mapped person's."""
+    device = kitchen_satellite(hass)
     shared = await add(hass, "The party venue is the garden")
     annas = await add(hass, "Anna hides the party presents in the attic", person=ANNA)
 
@@ -581,25 +587,6 @@ async def test_removing_the_entry_removes_the_counters(
     await hass.config_entries.async_remove(init_integration.entry_id)
     await hass.async_block_till_done()
     assert "memory.usage" not in hass_storage
-
-
-def kitchen_satellite(hass: HomeAssistant) -> dr.DeviceEntry:
-    """Register a voice satellite's device, as a satellite integration would."""
-    other = MockConfigEntry(domain="test")
-    other.add_to_hass(hass)
-    device = dr.async_get(hass).async_get_or_create(
-        config_entry_id=other.entry_id,
-        identifiers={("test", "kitchen-satellite")},
-        name="Kitchen satellite",
-    )
-    er.async_get(hass).async_get_or_create(
-        "assist_satellite",
-        "test",
-        "kitchen-satellite",
-        device_id=device.id,
-        config_entry=other,
-    )
-    return device
 
 
 async def test_codes_are_recalled_only_to_whom_they_belong(
