@@ -173,7 +173,11 @@ class SearchTool(MemoryTool):
             vector=await async_query_vector(entry, args["query"]),
         )
         hits = await entry.runtime_data.store.search(query)
-        return {"memories": [_compact(caller.shown(hit.item), caller) for hit in hits]}
+        return {
+            "memories": [
+                _compact(hit.item, caller) for hit in caller.found(hits, args["query"])
+            ]
+        }
 
 
 class AddTool(MemoryTool):

@@ -230,10 +230,7 @@ async def _async_recall(
         # provider, or while it is down, slow or rebuilding.
         if (vector := await async_query_vector(entry, utterance)) is not None:
             query = replace(query, vector=vector)
-        hits = [
-            replace(hit, item=caller.shown(hit.item))
-            for hit in await store.search(query)
-        ]
+        hits = caller.found(await store.search(query), utterance)
     return render(profiles, hits, budget, scope_label(hass))
 
 

@@ -13,7 +13,7 @@ passwords are shown only to an identified person in the text's scope
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -53,12 +53,14 @@ from .engine import (
     MessageQuery,
     NewMemory,
     Origin,
+    SearchHit,
     SearchQuery,
+    Signal,
     Source,
     StoredMessage,
     StoreError,
 )
-from .engine.secrets import redacted
+from .engine.secrets import found_without_secrets, redacted
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -181,6 +183,24 @@ class Caller:
             return said
         text = redacted(said.content)
         return said if text == said.content else replace(said, content=text)
+
+    def found(self, hits: Iterable[SearchHit], query: str) -> list[SearchHit]:
+        """Return memories a search found as this caller may read them (`shown`).
+
+        A memory redacted for them that only its secret's words found (not
+        its other words, nor its meaning) is left out: a code guessed at the
+        door finds nothing, whether the guess is right or wrong.
+        """
+        kept: list[SearchHit] = []
+        for hit in hits:
+            item = self.shown(hit.item)
+            if (
+                item is hit.item
+                or Signal.SEMANTIC in hit.matched
+                or found_without_secrets(query, hit.item.content)
+            ):
+                kept.append(replace(hit, item=item))
+        return kept
 
 
 async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
@@ -353,7 +373,7 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
                 query = replace(query, vector=vector)
             hits = await entry.runtime_data.store.search(query)
             response["memories"] = [
-                replace(hit, item=caller.shown(hit.item)).as_dict() for hit in hits
+                hit.as_dict() for hit in caller.found(hits, query.text)
             ]
         if source != SOURCE_MEMORIES:
             messages = _message_query(query)

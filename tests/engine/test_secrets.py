@@ -6,6 +6,7 @@ import pytest
 
 from custom_components.memory.engine.secrets import (
     REDACTED,
+    found_without_secrets,
     has_secret,
     redact_secrets,
     redacted,
@@ -157,3 +158,24 @@ def test_redaction_keeps_the_rest(text: str, shown: str) -> None:
 def test_redaction_leaves_ordinary_text_alone(text: str) -> None:
     """A text with no secret comes back as it was (its embedding cache key too)."""
     assert redacted(text) == text
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "found"),
+    [
+        ("7731", "The garage door code is 7731", False),
+        ("is it 7731?", "The garage door code is 7731", False),
+        ("garage 7731", "The garage door code is 7731", True),
+        ("garage 0000", "The garage door code is 7731", True),
+        ("codes", "The garage door code is 7731", True),  # as FTS: code*
+        ("4711", "Der Türcode lautet 4711", False),
+        ("türcode", "Der Türcode lautet 4711", True),
+        ("soleil2024", "Le mot de passe est soleil2024", False),
+        ("passe", "Le mot de passe est soleil2024", True),
+        ("nuts", "Mia is allergic to nuts", True),
+        ("bins", "Mia is allergic to nuts", False),
+    ],
+)
+def test_found_without_secrets(query: str, text: str, *, found: bool) -> None:
+    """A query finds a text by its other words, never by the secret's value."""
+    assert found_without_secrets(query, text) is found

@@ -14,7 +14,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.memory.llm import TOOLS, async_get_tools
 
-from . import add, call
+from . import add, call, search_ids
 from .assist import ANNA, BEN, Household, RecordingAgent, converse, speech
 
 
@@ -312,11 +312,13 @@ async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
     garage = await add(hass, "The garage door code is 7731")
     bike = await add(hass, "Anna's bike lock code is 4242", person=ANNA)
 
-    async def search_turn(**at: Any) -> list[dict[str, Any]]:
+    async def search_turn(
+        query: str = "garage bike lock code", **at: Any
+    ) -> list[dict[str, Any]]:
         assist_agent.tool_calls = [
             llm.ToolInput(
                 tool_name="assist__memory__search",
-                tool_args={"query": "garage bike lock code"},
+                tool_args={"query": query},
                 id="search",
             )
         ]
@@ -331,6 +333,17 @@ async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
     assert at_the_door == [{"id": garage, "text": "The garage door code is [redacted]"}]
     for hit in await search_turn():  # an automation's turn: no user
         assert "7731" not in hit["text"]
+    # A guessed code finds nothing at the door, right or wrong; with other
+    # words it finds what those words find, redacted.
+    door = {"device_id": "front-door-satellite"}
+    assert await search_turn("7731", **door) == []
+    assert await search_turn("0000", **door) == []
+    assert await search_turn("garage 7731", **door) == at_the_door
+    assert await search_turn("garage 0000", **door) == at_the_door
+    # Anna, whose code it is, finds it by the code too.
+    assert await search_turn("7731", context=household.context("anna")) == [
+        {"id": garage, "text": "The garage door code is 7731"}
+    ]
 
     found = {
         hit["id"]: hit["text"]
@@ -362,5 +375,7 @@ async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
         "memories"
     ]
     assert [hit["content"] for hit in hits] == ["The garage door code is [redacted]"]
+    assert await search_ids(hass, query="7731", context=guest) == []
+    assert await search_ids(hass, query="7731", context=anna) == [garage]
     dry = await call(hass, "forget", {"ids": [garage], "dry_run": True}, context=guest)
     assert dry["memories"][0]["content"] == "The garage door code is [redacted]"

@@ -620,7 +620,16 @@ async def test_codes_are_recalled_only_to_whom_they_belong(
         for secret in ("7731", "4242", "hunter22"):
             assert secret not in prompt, (at, secret)
 
+    # A guessed code recalls nothing there, right or wrong.
+    for guess in ("7731", "0000"):
+        await converse(hass, guess, device_id=device.id)
+        assert f"#{garage} " not in recalled(assist_agent.last_prompt), guess
+
     # Anna, logged in: the household's code and her own, as stated.
+    await converse(hass, "7731", context=household.context("anna"))
+    assert f"#{garage} The garage door code is 7731" in recalled(
+        assist_agent.last_prompt
+    )
     await converse(hass, question, context=household.context("anna"))
     notes = recalled(assist_agent.last_prompt)
     assert f"#{garage} The garage door code is 7731" in notes

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .text import query_terms, term_coverage
+
 REDACTED: Final = "[redacted]"
 
 # "password is hunter2", "the alarm code: 4512", "PIN 1234", "wifi key = x".
@@ -160,6 +162,16 @@ def redacted(text: str) -> str:
     Redacting twice changes nothing more.
     """
     return redact_secrets(text)[0]
+
+
+def found_without_secrets(query: str, text: str) -> bool:
+    """Whether `query` has a word of `text` other than its secret values.
+
+    A keyword search for "7731" finds "The garage door code is 7731" by the
+    code alone: shown redacted, the hit would still tell a guesser that the
+    guess was right. Matched the way full-text search matches words.
+    """
+    return term_coverage(query_terms(query), redacted(text)) > 0
 
 
 def has_secret(text: str) -> bool:
