@@ -437,7 +437,8 @@ async def _forget_memories(
         chosen = [items[i] for i in data[ATTR_IDS]]
     else:
         query = _search_query(call, caller, dict(entry.options))
-        chosen = [hit.item for hit in await store.search(query)]
+        found = caller.found(await store.search(query), query.text)
+        chosen = [hit.item for hit in found]
     ids = list(dict.fromkeys(item.id for item in chosen))
     if not data[ATTR_DRY_RUN]:
         await store.forget(ids, purge=data[ATTR_PURGE])

@@ -379,3 +379,7 @@ async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
     assert await search_ids(hass, query="7731", context=anna) == [garage]
     dry = await call(hass, "forget", {"ids": [garage], "dry_run": True}, context=guest)
     assert dry["memories"][0]["content"] == "The garage door code is [redacted]"
+    guessed = await call(
+        hass, "forget", {"query": "7731", "dry_run": True}, context=guest
+    )
+    assert guessed["memories"] == []
