@@ -78,6 +78,7 @@ class FakeEmbeddingServer:
         # What happened.
         self.calls: Counter[str] = Counter()
         self.texts: list[int] = []  # how many texts each embedding call had
+        self.received: list[str] = []  # every text embedded, as it arrived
         self.headers: list[dict[str, str]] = []
         self.port = 0
         self._runner: web.AppRunner | None = None
@@ -142,6 +143,7 @@ class FakeEmbeddingServer:
 
     def _vectors(self, model: str, texts: list[str]) -> list[list[float]]:
         self.texts.append(len(texts))
+        self.received.extend(texts)
         return [fake_vector(text, self._dim(model)) for text in texts]
 
     def _bearer_ok(self, request: web.Request) -> bool:

@@ -451,7 +451,8 @@ async def async_query_vector(
     breaker allows: at most `QUERY_TIMEOUT` seconds once, then immediate
     while the provider is down; the same text asked again (memories, then
     messages) is served from the queue's cache. For `memory.search` and
-    automatic recall.
+    automatic recall. A code or password in the query is "[redacted]"
+    before it is sent or cached (`EmbeddingQueue.query_vector`).
     """
     runtime = entry.runtime_data.embedding
     if runtime is None:

@@ -7,7 +7,9 @@ further set-up. Descriptions are short and concrete for small local models;
 results are compact and carry ids, so forget can target what search found.
 
 Privacy: the speaker (a logged-in user, or a satellite) reaches their own
-memories and the household's, never another person's, admins included.
+memories and the household's, never another person's, admins included; a
+code or password in a memory is "[redacted]" unless the speaker is an
+identified person in its scope (`Caller.sees_secrets`).
 """
 
 from __future__ import annotations
@@ -171,7 +173,11 @@ class SearchTool(MemoryTool):
             vector=await async_query_vector(entry, args["query"]),
         )
         hits = await entry.runtime_data.store.search(query)
-        return {"memories": [_compact(hit.item, caller) for hit in hits]}
+        return {
+            "memories": [
+                _compact(hit.item, caller) for hit in caller.found(hits, args["query"])
+            ]
+        }
 
 
 class AddTool(MemoryTool):

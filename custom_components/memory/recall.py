@@ -208,7 +208,11 @@ async def _async_recall(
     newest = await store.search(
         SearchQuery(types=(MemoryType.PROFILE,), scopes=scopes, limit=10)
     )
-    profiles = list({h.item.scope: h.item for h in reversed(newest)}.values())
+    # Codes and passwords only for an identified person in the memory's scope.
+    profiles = [
+        caller.shown(item)
+        for item in {h.item.scope: h.item for h in reversed(newest)}.values()
+    ]
     profiles.sort(key=lambda item: item.scope != HOUSEHOLD)
     hits: list[SearchHit] = []
     utterance = (current_utterance() or "").strip()
@@ -226,7 +230,7 @@ async def _async_recall(
         # provider, or while it is down, slow or rebuilding.
         if (vector := await async_query_vector(entry, utterance)) is not None:
             query = replace(query, vector=vector)
-        hits = await store.search(query)
+        hits = caller.found(await store.search(query), utterance)
     return render(profiles, hits, budget, scope_label(hass))
 
 

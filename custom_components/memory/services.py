@@ -6,12 +6,14 @@ outside that reach is reported as unknown, so its existence does not leak.
 Calls with no user (automations, scripts) and admins reach every scope.
 The same rules apply to kept conversation messages (`source`). Assist (the
 LLM tools and recall) uses `async_assistant_caller` instead, which never
-reaches another person's memories, admins included.
+reaches another person's memories, admins included. Codes, PINs and
+passwords are shown only to an identified person in the text's scope
+(`Caller.sees_secrets`); anyone else reads "[redacted]" in their place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -52,10 +54,14 @@ from .engine import (
     MessageQuery,
     NewMemory,
     Origin,
+    SearchHit,
     SearchQuery,
+    Signal,
     Source,
+    StoredMessage,
     StoreError,
 )
+from .engine.secrets import found_without_secrets, redacted
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -160,6 +166,42 @@ class Caller:
     def personal_scope(self) -> str:
         """Where this caller's own memories go: their person, or the household."""
         return self.persons[0] if self.persons else HOUSEHOLD
+
+    def sees_secrets(self, scope: str) -> bool:
+        """Whether codes, PINs and passwords in a text of `scope` are shown as said.
+
+        Only to an identified person in that scope (household texts are in
+        the scope of every identified person), and to the actions' admins and
+        automations, which reach every scope. A satellite mapped to no person,
+        an Assist turn with no user, or a user linked to no person gets the
+        text with each value replaced by "[redacted]".
+        """
+        return self.unrestricted or (bool(self.persons) and self.may_reach(scope))
+
+    def shown[T: (MemoryItem, StoredMessage)](self, said: T) -> T:
+        """Return a memory or message as this caller may read it (`sees_secrets`)."""
+        if self.sees_secrets(said.scope):
+            return said
+        text = redacted(said.content)
+        return said if text == said.content else replace(said, content=text)
+
+    def found(self, hits: Iterable[SearchHit], query: str) -> list[SearchHit]:
+        """Return memories a search found as this caller may read them (`shown`).
+
+        A memory redacted for them that only its secret's words found (not
+        its other words, nor its meaning) is left out: a code guessed at the
+        door finds nothing, whether the guess is right or wrong.
+        """
+        kept: list[SearchHit] = []
+        for hit in hits:
+            item = self.shown(hit.item)
+            if (
+                item is hit.item
+                or Signal.SEMANTIC in hit.matched
+                or found_without_secrets(query, hit.item.content)
+            ):
+                kept.append(replace(hit, item=item))
+        return kept
 
 
 async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
@@ -339,7 +381,9 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
             if (vector := await async_query_vector(entry, query.text)) is not None:
                 query = replace(query, vector=vector)
             hits = await entry.runtime_data.store.search(query)
-            response["memories"] = [hit.as_dict() for hit in hits]
+            response["memories"] = [
+                hit.as_dict() for hit in caller.found(hits, query.text)
+            ]
         if source != SOURCE_MEMORIES:
             messages = _message_query(query)
             # Embedded once per call (with `both`, the memories' vector comes
@@ -350,7 +394,10 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
             ) is not None:
                 messages = replace(messages, vector=vector)
             found = await entry.runtime_data.conversations.search(messages)
-            response["messages"] = [hit.as_dict() for hit in found]
+            response["messages"] = [
+                replace(hit, message=caller.shown(hit.message)).as_dict()
+                for hit in found
+            ]
     except StoreError as err:
         raise _store_error(err) from err
     return response
@@ -400,12 +447,13 @@ async def _forget_memories(
         chosen = [items[i] for i in data[ATTR_IDS]]
     else:
         query = _search_query(call, caller, dict(entry.options))
-        chosen = [hit.item for hit in await store.search(query)]
+        found = caller.found(await store.search(query), query.text)
+        chosen = [hit.item for hit in found]
     ids = list(dict.fromkeys(item.id for item in chosen))
     if not data[ATTR_DRY_RUN]:
         await store.forget(ids, purge=data[ATTR_PURGE])
     return [
-        {"id": item.id, "content": item.content, "scope": item.scope}
+        {"id": item.id, "content": caller.shown(item).content, "scope": item.scope}
         for item in {item.id: item for item in chosen}.values()
     ]
 
@@ -442,7 +490,7 @@ async def _forget_messages(
             "id": message.id,
             "conversation_id": message.conversation_id,
             "role": str(message.role),
-            "content": message.content,
+            "content": caller.shown(message).content,
             "scope": message.scope,
         }
         for message in chosen
@@ -457,7 +505,7 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
         items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
     except StoreError as err:
         raise _store_error(err) from err
-    return cast("ServiceResponse", items[item_id].as_dict())
+    return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
 
 
 @callback

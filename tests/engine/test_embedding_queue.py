@@ -18,10 +18,11 @@ from custom_components.memory.engine.embedding_queue import (
     EmbeddingQueue,
     QueueStatus,
     count_missing,
+    text_hash,
 )
 from custom_components.memory.engine.providers import CannotConnectError, OllamaProvider
 from custom_components.memory.engine.store import MemoryStore
-from tests.provider_servers import FakeEmbeddingServer
+from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
 from .conftest import (
     PROVIDER_MODEL,
@@ -492,3 +493,105 @@ def test_breaker_backoff_is_capped(clock: FakeClock) -> None:
     assert breaker.failures == 0
     breaker.record_success()  # no change, no notification
     assert np.isclose(breaker.seconds_to_probe(), 0.0)
+
+
+async def _hash_and_vector(
+    store: MemoryStore, memory_id: int
+) -> tuple[bytes, bytes, str]:
+    async with store.reader.execute(
+        "SELECT j.text_hash, e.vector, j.state FROM embedding_jobs j JOIN embeddings "
+        "e ON e.memory_id = j.memory_id AND e.model = j.model WHERE j.memory_id = ? "
+        "AND j.model = ?",
+        (memory_id, MODEL),
+    ) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return bytes(row[0]), bytes(row[1]), str(row[2])
+
+
+async def test_secrets_never_reach_the_provider(
+    store: MemoryStore,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """Memories and queries go out with "[redacted]" where their codes were.
+
+    Redaction comes before the cache key: two codes in the same sentence are
+    one text to embed, and one query.
+    """
+    queue = make_queue(store, provider, clock)
+    await queue.start()
+    first = (await store.add(memory("The garage door code is 7731"))).item.id
+    await store.add(memory("The garage door code is 1234", scope="person.anna"))
+    await store.add(memory("Mia is allergic to nuts"))
+    await drain(queue)
+    assert embedding_server.received == [
+        "The garage door code is [redacted]",
+        "Mia is allergic to nuts",
+    ]
+    digest, _vector, state = await _hash_and_vector(store, first)
+    assert state == "ready"
+    assert digest == text_hash("The garage door code is [redacted]")
+
+    assert await queue.query_vector("is the garage code 7731?") is not None
+    assert await queue.query_vector("is the garage code 0000?") is not None
+    assert embedding_server.received[2:] == ["is the garage code [redacted]"]
+
+    # Whoever calls a provider directly gets the same treatment.
+    await provider.embed(["password: correct-horse-battery, then the lights"])
+    assert embedding_server.received[-1] == "password: [redacted], then the lights"
+    assert not any(
+        secret in text
+        for text in embedding_server.received
+        for secret in ("7731", "1234", "0000", "correct-horse")
+    )
+
+
+async def test_vectors_made_before_redaction_stay_and_are_not_reused(
+    store: MemoryStore,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """A database from before redaction keeps its vectors; none serves a new text.
+
+    Its jobs' hashes are of the unredacted texts: nothing is re-embedded at
+    start, and the same sentence added again is embedded redacted instead of
+    getting the old vector of the sentence with its code.
+    """
+    said = "The safe code is 4711"
+    old = (await store.add(memory(said))).item.id
+    plain = (await store.add(memory("Mia is allergic to nuts"))).item.id
+    # As an earlier version left them: the texts as said, and their hashes.
+    old_vector = np.asarray(fake_vector(said, 32), dtype=np.float32)
+    plain_vector = np.asarray(
+        fake_vector("Mia is allergic to nuts", 32), dtype=np.float32
+    )
+    await store.set_vectors({old: old_vector, plain: plain_vector})
+    async with store.transaction() as conn:
+        await conn.executemany(
+            "INSERT INTO embedding_jobs (memory_id, model, text_hash, state, "
+            "updated_at) VALUES (?, ?, ?, 'ready', 0)",
+            [
+                (old, MODEL, text_hash(said)),
+                (plain, MODEL, text_hash("Mia is allergic to nuts")),
+            ],
+        )
+    before = await _hash_and_vector(store, old)
+
+    queue = make_queue(store, provider, clock)
+    assert await queue.start() == 0
+    await drain(queue)
+    assert embedding_server.embedded == 0  # nothing re-embedded
+    assert await _hash_and_vector(store, old) == before
+
+    again = (await store.add(memory(said, scope="person.anna"))).item.id
+    await store.add(memory("Mia is allergic to nuts", scope="person.anna"))
+    await drain(queue)
+    # The code's sentence is embedded, redacted; the plain one comes from cache.
+    assert embedding_server.received == ["The safe code is [redacted]"]
+    digest, vector, _state = await _hash_and_vector(store, again)
+    assert digest == text_hash("The safe code is [redacted]")
+    assert vector != before[1]
+    assert await _hash_and_vector(store, old) == before

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.memory.engine.secrets import REDACTED, has_secret, redact_secrets
+from custom_components.memory.engine.secrets import (
+    REDACTED,
+    found_without_secrets,
+    has_secret,
+    redact_secrets,
+    redacted,
+)
 
 
 @pytest.mark.parametrize(
@@ -94,3 +100,82 @@ def test_counts_each_secret() -> None:
     assert redacted == (
         f"Alarm code {REDACTED}, wifi password {REDACTED} and I like tea"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("The garage door code is 7731", "The garage door code is [redacted]"),
+        (
+            "My PIN is 1234 and the wifi password is hunter22, says Ben",
+            "My PIN is [redacted] and the wifi password is [redacted], says Ben",
+        ),
+        (
+            "Der Türcode lautet 4711, sagt Anna",
+            "Der Türcode lautet [redacted], sagt Anna",
+        ),
+        ("Das WLAN-Passwort ist Sonnenblume77", "Das WLAN-Passwort ist [redacted]"),
+        ("Le code de la porte est 7731", "Le code de la porte est [redacted]"),
+        (
+            "Le mot de passe du wifi est soleil2024",
+            "Le mot de passe du wifi est [redacted]",
+        ),
+        ("El código de la alarma es 2580", "El código de la alarma es [redacted]"),
+        ("El código del garaje es 2580", "El código del garaje es [redacted]"),
+        ("La contraseña es girasol99", "La contraseña es [redacted]"),
+        ("Il codice del cancello è 1357", "Il codice del cancello è [redacted]"),
+        (
+            "La password della porta è girasole99",
+            "La password della porta è [redacted]",
+        ),
+        ("Il codice dell'allarme è 1357", "Il codice dell'allarme è [redacted]"),
+        ("De code van de garage is 7731", "De code van de garage is [redacted]"),
+        ("Het wachtwoord is nu tulp1234", "Het wachtwoord is nu [redacted]"),
+        ("O código do portão é 8642", "O código do portão é [redacted]"),
+        ("A senha é 8642", "A senha é [redacted]"),
+    ],
+)
+def test_redaction_keeps_the_rest(text: str, shown: str) -> None:
+    """Only the value goes: what the secret is for stays readable, in every language.
+
+    So an agent can say "I know the garage code but cannot tell it here".
+    Redacting again changes nothing more.
+    """
+    assert redacted(text) == shown
+    assert redacted(shown) == shown
+    assert not has_secret(shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mia is allergic to nuts",
+        "The zip code is 97201",
+        "Le code postal est 75001",
+        "",
+    ],
+)
+def test_redaction_leaves_ordinary_text_alone(text: str) -> None:
+    """A text with no secret comes back as it was (its embedding cache key too)."""
+    assert redacted(text) == text
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "found"),
+    [
+        ("7731", "The garage door code is 7731", False),
+        ("is it 7731?", "The garage door code is 7731", False),
+        ("garage 7731", "The garage door code is 7731", True),
+        ("garage 0000", "The garage door code is 7731", True),
+        ("codes", "The garage door code is 7731", True),  # as FTS: code*
+        ("4711", "Der Türcode lautet 4711", False),
+        ("türcode", "Der Türcode lautet 4711", True),
+        ("soleil2024", "Le mot de passe est soleil2024", False),
+        ("passe", "Le mot de passe est soleil2024", True),
+        ("nuts", "Mia is allergic to nuts", True),
+        ("bins", "Mia is allergic to nuts", False),
+    ],
+)
+def test_found_without_secrets(query: str, text: str, *, found: bool) -> None:
+    """A query finds a text by its other words, never by the secret's value."""
+    assert found_without_secrets(query, text) is found

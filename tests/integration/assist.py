@@ -4,7 +4,7 @@
 way an LLM integration is: every turn it calls
 `chat_log.async_provide_llm_data` with its APIs, records the system prompt
 and tool names Home Assistant gave it, optionally calls tools (streamed, as
-LLM integrations do), and replies.
+LLM integrations do) and records what they returned, and replies.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class RecordingAgent(conversation.ConversationEntity):
         self.tools: list[list[str]] = []
         self.llm_apis: list[llm.APIInstance | None] = []
         self.tool_calls: list[llm.ToolInput] = []
+        self.tool_results: list[llm.ToolResult] = []
         self.reply = "OK."
 
     @property
@@ -88,10 +89,11 @@ class RecordingAgent(conversation.ConversationEntity):
                 yield {"tool_calls": calls}
             yield {"role": "assistant", "content": self.reply}
 
-        async for _content in chat_log.async_add_delta_content_stream(
+        async for content in chat_log.async_add_delta_content_stream(
             self.entity_id, stream()
         ):
-            pass
+            if isinstance(content, conversation.ToolResultContent):
+                self.tool_results.append(content.result)
         return conversation.async_get_result_from_chat_log(user_input, chat_log)
 
     @property

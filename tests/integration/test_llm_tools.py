@@ -10,11 +10,11 @@ from homeassistant.helpers import llm
 from homeassistant.setup import async_setup_component
 import probatio
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.memory.llm import TOOLS, async_get_tools
 
-from . import add, call
+from . import add, call, search_ids
 from .assist import ANNA, BEN, Household, RecordingAgent, converse, speech
 
 
@@ -297,3 +297,89 @@ def test_tools_are_shared_instances() -> None:
         "memory__add",
         "memory__forget",
     ]
+
+
+async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
+    hass: HomeAssistant, assist_agent: RecordingAgent, household: Household
+) -> None:
+    """In a real turn, the search tool gives a code only to its people.
+
+    At a satellite nobody is mapped to the agent learns there is a garage
+    code ("[redacted]"), never the code; Anna, logged in, gets it. The
+    actions show it to a logged-in user in scope, and redact it for a user
+    with no person.
+    """
+    garage = await add(hass, "The garage door code is 7731")
+    bike = await add(hass, "Anna's bike lock code is 4242", person=ANNA)
+
+    async def search_turn(
+        query: str = "garage bike lock code", **at: Any
+    ) -> list[dict[str, Any]]:
+        assist_agent.tool_calls = [
+            llm.ToolInput(
+                tool_name="assist__memory__search",
+                tool_args={"query": query},
+                id="search",
+            )
+        ]
+        await converse(hass, "What is the garage code?", **at)
+        [result] = assist_agent.tool_results[-1:]
+        assert not result.error
+        memories = result.data["memories"]
+        assert isinstance(memories, list)
+        return [dict(hit) for hit in memories if isinstance(hit, dict)]
+
+    at_the_door = await search_turn(device_id="front-door-satellite")
+    assert at_the_door == [{"id": garage, "text": "The garage door code is [redacted]"}]
+    for hit in await search_turn():  # an automation's turn: no user
+        assert "7731" not in hit["text"]
+    # A guessed code finds nothing at the door, right or wrong; with other
+    # words it finds what those words find, redacted.
+    door = {"device_id": "front-door-satellite"}
+    assert await search_turn("7731", **door) == []
+    assert await search_turn("0000", **door) == []
+    assert await search_turn("garage 7731", **door) == at_the_door
+    assert await search_turn("garage 0000", **door) == at_the_door
+    # Anna, whose code it is, finds it by the code too.
+    assert await search_turn("7731", context=household.context("anna")) == [
+        {"id": garage, "text": "The garage door code is 7731"}
+    ]
+
+    found = {
+        hit["id"]: hit["text"]
+        for hit in await search_turn(context=household.context("anna"))
+    }
+    assert found == {
+        garage: "The garage door code is 7731",
+        bike: "Anna's bike lock code is 4242",
+    }
+
+    # The actions: Anna (in scope) sees the codes; a user with no person not.
+    anna = household.context("anna")
+    assert (await call(hass, "get", {"id": bike}, context=anna))["content"].endswith(
+        "4242"
+    )
+    hits = (await call(hass, "search", {"query": "garage code"}, context=anna))[
+        "memories"
+    ]
+    assert {hit["content"] for hit in hits} == {
+        "The garage door code is 7731",
+        "Anna's bike lock code is 4242",
+    }
+    nobody = MockUser(name="Guest").add_to_hass(hass)
+    guest = Context(user_id=nobody.id)
+    assert (await call(hass, "get", {"id": garage}, context=guest))[
+        "content"
+    ] == "The garage door code is [redacted]"
+    hits = (await call(hass, "search", {"query": "garage code"}, context=guest))[
+        "memories"
+    ]
+    assert [hit["content"] for hit in hits] == ["The garage door code is [redacted]"]
+    assert await search_ids(hass, query="7731", context=guest) == []
+    assert await search_ids(hass, query="7731", context=anna) == [garage]
+    dry = await call(hass, "forget", {"ids": [garage], "dry_run": True}, context=guest)
+    assert dry["memories"][0]["content"] == "The garage door code is [redacted]"
+    guessed = await call(
+        hass, "forget", {"query": "7731", "dry_run": True}, context=guest
+    )
+    assert guessed["memories"] == []

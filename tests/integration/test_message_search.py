@@ -17,6 +17,7 @@ from homeassistant.core import Context, HomeAssistant, State
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
+    MockUser,
     mock_config_flow,
 )
 
@@ -304,3 +305,61 @@ async def test_progress_counts_messages(
     }
     found = await search_messages(hass, "rubbish bins")
     assert found[0]["matched"] == ["keyword", "semantic"]
+
+
+async def test_codes_never_reach_the_embedding_provider(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    household: Household,
+    agent: RecordingAgent,
+) -> None:
+    """What is said, added and searched goes out with "[redacted]" for its code.
+
+    The conversation's messages, a memory an admin adds, the recall query of
+    the turn and a search query: the provider on 127.0.0.1 receives every
+    word but the codes. The log keeps the message as said, and shows it as
+    said only to the identified people in its scope.
+    """
+    entry = await setup_entry(hass, provider_entry(embedding_server))
+    await converse(
+        hass,
+        "The garage door code is 7731, remember it",
+        context=household.context("anna"),
+    )
+    await converse(hass, "The gate code is 2468 for the gardener")  # an automation
+    await call(hass, "add", {"content": "The alarm PIN is 2580"})
+    await settle_messages(hass, entry, 2)
+    await settle(hass, entry)
+    found = await call(
+        hass, "search", {"query": "what was the alarm PIN 2580", "source": "both"}
+    )
+    assert found["memories"][0]["content"] == "The alarm PIN is 2580"
+
+    received = embedding_server.received
+    for secret in ("7731", "2468", "2580"):
+        assert not [text for text in received if secret in text], secret
+    assert "The garage door code is [redacted], remember it" in received
+    assert "The gate code is [redacted] for the gardener" in received
+    assert "The alarm PIN is [redacted]" in received
+    assert "what was the alarm PIN [redacted]" in received
+
+    # The household's message: as said to Anna, redacted for a user with no person.
+    anna = Context(user_id=household.anna.id)
+    [said] = [
+        m
+        for m in await search_messages(hass, "gate code", context=anna)
+        if "gardener" in m["content"]
+    ]
+    assert said["content"] == "The gate code is 2468 for the gardener"
+    guest = Context(user_id=MockUser(name="Guest").add_to_hass(hass).id)
+    [shown] = await search_messages(hass, "gate code", context=guest)
+    assert shown["content"] == "The gate code is [redacted] for the gardener"
+    dry = await call(
+        hass,
+        "forget",
+        {"ids": [shown["id"]], "source": "conversations", "dry_run": True},
+        context=guest,
+    )
+    assert (
+        dry["messages"][0]["content"] == "The gate code is [redacted] for the gardener"
+    )

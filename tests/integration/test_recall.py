@@ -285,13 +285,8 @@ async def test_profiles(
     assert lines[1] == "Profile (Ben): Plays football on Tuesdays"
 
 
-async def test_satellite_reaches_the_household(
-    hass: HomeAssistant,
-    init_integration: MockConfigEntry,
-    assist_agent: RecordingAgent,
-    household: Household,
-) -> None:
-    """A satellite (no user) gets household memories, or its mapped person's."""
+def kitchen_satellite(hass: HomeAssistant) -> dr.DeviceEntry:
+    """Register a voice satellite's device, as a satellite integration would."""
     other = MockConfigEntry(domain="test")
     other.add_to_hass(hass)
     device = dr.async_get(hass).async_get_or_create(
@@ -306,6 +301,17 @@ async def test_satellite_reaches_the_household(
         device_id=device.id,
         config_entry=other,
     )
+    return device
+
+
+async def test_satellite_reaches_the_household(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """A satellite (no user) gets household memories, or its mapped person's."""
+    device = kitchen_satellite(hass)
     shared = await add(hass, "The party venue is the garden")
     annas = await add(hass, "Anna hides the party presents in the attic", person=ANNA)
 
@@ -584,3 +590,65 @@ async def test_removing_the_entry_removes_the_counters(
     await hass.config_entries.async_remove(init_integration.entry_id)
     await hass.async_block_till_done()
     assert "memory.usage" not in hass_storage
+
+
+async def test_codes_are_recalled_only_to_whom_they_belong(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """At the door, a code is recalled as "[redacted]"; its people hear it.
+
+    Whoever is not an identified person in the memory's scope (a satellite
+    nobody is mapped to, an automation's turn, a user with no person) learns
+    that there is a code, not the code.
+    """
+    device = kitchen_satellite(hass)
+    garage = await add(hass, "The garage door code is 7731")
+    bike = await add(hass, "Anna's bike lock code is 4242", person=ANNA)
+    await add(hass, "Schedule: Wi-Fi password hunter22 changes monthly", type="profile")
+    question = "What is the garage door code and the bike lock code?"
+
+    for at in (
+        {"device_id": device.id},  # a satellite mapped to nobody
+        {},  # an automation's turn: no user, no device
+        {"context": Context(user_id="someone")},  # a user with no person
+    ):
+        await converse(hass, question, **at)
+        prompt = assist_agent.last_prompt
+        notes = recalled(prompt)
+        assert f"#{garage} The garage door code is [redacted]" in notes, at
+        assert "Wi-Fi password [redacted] changes monthly" in notes
+        for secret in ("7731", "4242", "hunter22"):
+            assert secret not in prompt, (at, secret)
+
+    # A guessed code recalls nothing there, right or wrong.
+    for guess in ("7731", "0000"):
+        await converse(hass, guess, device_id=device.id)
+        assert f"#{garage} " not in recalled(assist_agent.last_prompt), guess
+
+    # Anna, logged in: the household's code and her own, as stated.
+    await converse(hass, "7731", context=household.context("anna"))
+    assert f"#{garage} The garage door code is 7731" in recalled(
+        assist_agent.last_prompt
+    )
+    await converse(hass, question, context=household.context("anna"))
+    notes = recalled(assist_agent.last_prompt)
+    assert f"#{garage} The garage door code is 7731" in notes
+    assert f"#{bike} (Anna) Anna's bike lock code is 4242" in notes
+    assert "Wi-Fi password hunter22" in notes
+    # Ben, an admin, is identified: the household's code, never Anna's.
+    await converse(hass, question, context=household.context("ben"))
+    notes = recalled(assist_agent.last_prompt)
+    assert f"#{garage} The garage door code is 7731" in notes
+    assert "4242" not in assist_agent.last_prompt
+
+    # The satellite mapped to Anna speaks for her.
+    await set_options(
+        hass, init_integration, **{CONF_SATELLITE_PERSONS: {device.id: ANNA}}
+    )
+    await converse(hass, question, device_id=device.id)
+    notes = recalled(assist_agent.last_prompt)
+    assert f"#{garage} The garage door code is 7731" in notes
+    assert f"#{bike} (Anna) Anna's bike lock code is 4242" in notes

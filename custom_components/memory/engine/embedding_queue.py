@@ -9,6 +9,16 @@ back to a model) is copied from `embeddings` instead of asking the provider:
 the jobs table keys vectors by text hash, and purging a memory deletes its
 job and vector rows with it, so no copy outlives it.
 
+Codes, PINs, passwords and keys never leave the home: what is sent is the
+text with each secret value replaced by "[redacted]" (`secrets.redacted`;
+the provider redacts whatever it is given once more). A ready job's
+`text_hash` is the hash of exactly the text its vector was made from, written
+when the vector is: so a cache hit never hands out the vector of an
+unredacted text, and a vector made before redaction existed (or before the
+detector learnt a pattern) stays where it is, reused only for the very same
+text. The hash written when a job is queued is provisional (the unredacted
+text's, cheap to compute for a whole rebuild) and read by nothing.
+
 Conversation messages go through the same machinery with tables of their own
 (`message_embedding_jobs`, `message_embeddings`): user and assistant messages
 of at least `MIN_EMBEDDED_CHARS` characters are embedded, tool results and
@@ -38,7 +48,7 @@ from typing import Final
 import aiosqlite
 import numpy as np
 
-from .conversations import EMBEDDED_MESSAGES_SQL, embedding_text
+from .conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
 from .errors import UnknownMemoryError, VectorDimensionError
 from .models import Vector
 from .providers import (
@@ -49,6 +59,7 @@ from .providers import (
     ProviderError,
     ProviderTimeoutError,
 )
+from .secrets import redacted
 from .store import MemoryStore, placeholders
 
 _LOGGER = logging.getLogger(__name__)
@@ -71,6 +82,9 @@ BREAKER_BASE_DELAY: Final = 10.0
 BREAKER_MAX_DELAY: Final = 300.0
 _ENQUEUE_CHUNK: Final = 1000
 _ERROR_CHARS: Final = 300
+# Redaction reads this much of a text, more than is ever embedded (memories
+# have at most 2,000 characters), so a cut never parts a value from its label.
+_REDACTION_WINDOW: Final = 2 * EMBEDDED_MAX_CHARS
 
 
 def text_hash(text: str) -> bytes:
@@ -93,7 +107,7 @@ class _Kind:
     vectors: str
     rebuilds: str
     where: str  # which rows of `items` (alias m) are embedded at all
-    text: Callable[[str], str]  # what of a row's content is sent
+    text: Callable[[str], str]  # what of a row's content is embedded
 
 
 MEMORIES: Final = _Kind(
@@ -117,6 +131,14 @@ MESSAGES: Final = _Kind(
     text=embedding_text,
 )
 _KINDS: Final = (MEMORIES, MESSAGES)
+
+
+def sent_text(kind: _Kind, content: str) -> str:
+    """Return what is sent to the provider for a row: its text, secrets redacted.
+
+    Redacted before it is cut to what is embedded.
+    """
+    return kind.text(redacted(content[:_REDACTION_WINDOW]))
 
 
 class BreakerState(StrEnum):
@@ -436,7 +458,7 @@ class EmbeddingQueue:
     async def _due_jobs(self, kind: _Kind) -> list[_Job]:
         """Fresh jobs in a batch; a job that failed before goes alone."""
         base = (
-            f"SELECT j.{kind.key}, m.content, j.text_hash, j.attempts "  # noqa: S608
+            f"SELECT j.{kind.key}, m.content, j.attempts "  # noqa: S608
             f"FROM {kind.jobs} j JOIN {kind.items} m ON m.id = j.{kind.key} "
             "WHERE j.model = ? AND j.state = 'pending' "
         )
@@ -453,9 +475,11 @@ class EmbeddingQueue:
                 (self.model, self._clock()),
             ) as cursor:
                 rows = list(await cursor.fetchall())
-        return [
-            _Job(int(r[0]), kind.text(str(r[1])), bytes(r[2]), int(r[3])) for r in rows
-        ]
+        jobs = []
+        for row in rows:
+            text = sent_text(kind, str(row[1]))
+            jobs.append(_Job(int(row[0]), text, text_hash(text), int(row[2])))
+        return jobs
 
     async def _next_due(self) -> float | None:
         async with self.store.reader.execute(
@@ -526,12 +550,15 @@ class EmbeddingQueue:
         if stored and self._dim is None:
             self._dim = len(next(iter(usable.values())))
         if stored:
+            # With the hash of the text the vector was made from (see above).
+            hashes = {job.item_id: job.text_hash for job in jobs}
+            now = self._clock()
             async with self.store.transaction() as conn:
-                await conn.execute(
+                await conn.executemany(
                     f"UPDATE {kind.jobs} SET state = 'ready', attempts = 0, "  # noqa: S608
-                    f"error = NULL, updated_at = ? WHERE model = ? AND "
-                    f"{kind.key} IN ({placeholders(len(stored))})",
-                    (self._clock(), self.model, *stored),
+                    f"error = NULL, text_hash = ?, updated_at = ? WHERE model = ? "
+                    f"AND {kind.key} = ?",
+                    [(hashes[i], now, self.model, i) for i in stored],
                 )
 
     def _check_dimensions(self, dim: int) -> None:
@@ -703,8 +730,10 @@ class EmbeddingQueue:
         without touching the provider), for an empty query, and when the
         provider fails or takes longer than `query_timeout` (which opens the
         breaker). A query asked for both comes from the cache the second time.
+        Secrets in the query are redacted before it is sent, and before it
+        is a cache key.
         """
-        text = text.strip()
+        text = redacted(text.strip())
         rebuilding = self.messages_rebuilding if messages else self.rebuilding
         if not text or text == "*" or rebuilding or not self.breaker.closed:
             return None

@@ -5,7 +5,9 @@ handed (Home Assistant passes its shared one), batches texts, bounds every
 request with a timeout and turns every failure into a `ProviderError` with a
 stable `key`, so that callers decide between "the provider is down" (trip the
 breaker, keep the work) and "this text was refused" (count it against the
-item). Nothing here logs or raises with an API key or a text in it.
+item). Nothing here logs or raises with an API key or a text in it. Every
+text is sent with its codes, PINs, passwords and keys replaced by
+"[redacted]" (`EmbeddingProvider.embed`, which every caller goes through).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import numpy as np
 import numpy.typing as npt
+
+from .secrets import redacted
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -162,7 +166,8 @@ class EmbeddingProvider(ABC):
         """Vectors for `texts`, one row each, in order.
 
         `query` marks a search query rather than a document: providers with
-        task types (Gemini) embed the two differently.
+        task types (Gemini) embed the two differently. Secret values in the
+        texts are replaced by "[redacted]" before anything is sent.
 
         Raises:
             ProviderError: the request failed or the answer is unusable.
@@ -170,6 +175,8 @@ class EmbeddingProvider(ABC):
         """
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not one string")
+        # The one door to every provider: no secret goes through it.
+        texts = [redacted(text) for text in texts]
         rows: list[Matrix] = []
         for start in range(0, len(texts), self.max_batch):
             chunk = list(texts[start : start + self.max_batch])

@@ -2,14 +2,19 @@
 
 Digestion redacts them from a transcript before it goes to an LLM, and drops
 any candidate memory that still holds one afterwards; profiles are filtered
-the same way. Patterns are deliberately greedy: a false positive loses a
-memory that can be said again, a false negative keeps a secret forever.
+the same way. Every text sent to an embedding provider is redacted first
+(`providers.EmbeddingProvider.embed`), and a memory recalled to a speaker
+who is not identified in its scope shows "[redacted]" where its value was.
+Patterns are deliberately greedy: a false positive loses a memory that can
+be said again, a false negative keeps a secret forever.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Final
+
+from .text import query_terms, term_coverage
 
 REDACTED: Final = "[redacted]"
 
@@ -31,8 +36,9 @@ _LABELLED: Final = re.compile(
         c(?:ó|o)digo | clave | parola\s+d[’']?ordine | codice | wachtwoord |
         toegangscode | senha | pincode
     )\b  # a whole word: "pineapple" and "codependent" are not labels
-    # "code of the safe", "código de la alarma", "Code der Haustür".
-    (?:\s+(?:of|for|de|du|des|der|van|da|do|di|del|della|dell['’])
+    # "code of the safe", "código de la alarma", "Code der Haustür". A whole
+    # word: "del cancello" is not "de" followed by "l cancello".
+    (?:\s+(?:(?:of|for|de|du|des|der|van|da|do|di|del|della)\b|dell['’])
         (?:\s+(?:the|la|le|les|het|de|die|das|il|a|o))?\s*[^\W\d_]+)?
     (?P<sep>
         \s*(?:[:=]|\bis\b|\bare\b|\bwas\b|\bof\b|\bto\b|\bset\s+to\b|\bbecomes?\b|
@@ -146,6 +152,26 @@ def redact_secrets(text: str) -> tuple[str, int]:
         count += 1
     redacted.append(text[position:])
     return "".join(redacted), count
+
+
+def redacted(text: str) -> str:
+    """Return `text` with its secret values replaced, every other word kept.
+
+    "The garage door code is 7731" becomes "The garage door code is
+    [redacted]": whoever reads it learns there is a code, not the code.
+    Redacting twice changes nothing more.
+    """
+    return redact_secrets(text)[0]
+
+
+def found_without_secrets(query: str, text: str) -> bool:
+    """Whether `query` has a word of `text` other than its secret values.
+
+    A keyword search for "7731" finds "The garage door code is 7731" by the
+    code alone: shown redacted, the hit would still tell a guesser that the
+    guess was right. Matched the way full-text search matches words.
+    """
+    return term_coverage(query_terms(query), redacted(text)) > 0
 
 
 def has_secret(text: str) -> bool:
