@@ -52,7 +52,8 @@ from .engine import (
 )
 from .engine.export import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
-from .recall import estimate_tokens, fence_safe, scope_label
+from .engine.text import fence_safe
+from .recall import estimate_tokens, scope_label
 from .services import ATTR_PERSON, async_caller
 
 # A profile is at most this many (estimated) tokens.
