@@ -183,7 +183,7 @@ def pick_notes(items: Sequence[MemoryItem], budget: int = NOTES_BUDGET) -> list[
 
 def instructions(name: str, household: bool, notes: Sequence[str]) -> str:
     """Write the AI Task's instructions for one scope's profile."""
-    subject = "this household" if household else f"the person {name}"
+    subject = "this household" if household else f"the person {fence_safe(name)}"
     words = PROFILE_MAX_TOKENS * 3 // 5
     task = (
         f"Write a short profile of {subject} for a home voice assistant, in the "
