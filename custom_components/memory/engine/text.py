@@ -180,16 +180,42 @@ INVISIBLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp
 # Letters and marks that show nothing: the combining grapheme joiner, Hangul
 # fillers, Khmer inherent vowels, and the variation selectors (Mongolian,
 # standard, and the supplement).
+_FILLER_RANGES: Final = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
 FILLERS: Final = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0"
-    + "".join(map(chr, range(0x180B, 0x1810)))
-    + "".join(map(chr, range(0xFE00, 0xFE10)))
-    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+    chr(code) for first, last in _FILLER_RANGES for code in range(first, last + 1)
 )
 # A braille pattern with no dots is a blank: a space, as in braille text.
 _BLANKS: Final = frozenset("\u2800")
-# Runs of anything but printable ASCII, and `<` `>`: only these are looked at.
-_NEEDS_A_LOOK: Final = re.compile(r"[^\x20-\x3b=\x3f-\x7e]+")
+# Printable characters beyond ASCII that are not shown as they are: one
+# search finds them (ASCII `<` `>` are replaced in any case).
+_NOT_AS_IS: Final = re.compile(
+    "["
+    + "".join(f"{chr(first)}-{chr(last)}" for first, last in _FILLER_RANGES)
+    + re.escape(
+        "".join(sorted((_BLANKS | _LOOKS_LIKE_OPEN | _LOOKS_LIKE_CLOSE) - {"<", ">"}))
+    )
+    + "]"
+)
+# From a character beyond ASCII to the next ASCII control or angle: one run
+# to look at, mostly printable as it is.
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f][^\x00-\x1f\x7f<>]*")
+# ASCII: the controls go (the whitespace ones become a space), and `<` `>`.
+_ASCII_UNSAFE: Final = re.compile(r"[\x00-\x1f\x7f<>]")
+_ASCII: Final = {
+    **{chr(code): (" " if chr(code).isspace() else "") for code in range(0x20)},
+    "\x7f": "",
+    "<": ANGLE_OPEN,
+    ">": ANGLE_CLOSE,
+}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -210,6 +236,10 @@ def _show(match: re.Match[str]) -> str:
     return "".join(map(_shown_as, match.group()))
 
 
+def _ascii(match: re.Match[str]) -> str:
+    return _ASCII[match.group()]
+
+
 def fence_safe(text: str) -> str:
     """Make text safe to show as data in a prompt, on one line.
 
@@ -218,4 +248,10 @@ def fence_safe(text: str) -> str:
     `<` `>` and their look-alikes become `‹` `›`: no text can start a line of
     its own, hide words, or open or close a tag. Idempotent.
     """
-    return " ".join(_NEEDS_A_LOOK.sub(_show, text).split())
+    text = " ".join(text.split())
+    # `isprintable` is False for every category that goes or becomes a space:
+    # most text needs nothing more than its angles escaped.
+    if not text.isprintable() or _NOT_AS_IS.search(text):
+        text = _NON_ASCII.sub(_show, text)
+        text = " ".join(_ASCII_UNSAFE.sub(_ascii, text).split())
+    return text.replace("<", ANGLE_OPEN).replace(">", ANGLE_CLOSE)
