@@ -676,6 +676,35 @@ async def test_stored_and_spoken_text_cannot_forge_prompt_lines(
     }
 
 
+async def test_hidden_characters_do_not_hide_a_secret(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """A zero-width space or soft hyphen inside "password" does not let it through."""
+    anna = household.context("anna")
+    await call(
+        hass,
+        "add",
+        {"content": "Anna's bike lock co\u00adde is 5521", "person": ANNA},
+        context=anna,
+    )
+    result = await converse(
+        hass, "My pass\u200bword is hunter22 and I like my bike", context=anna
+    )
+    await flush(init_integration)
+    ai_task.answer(answer())
+    await digest(hass, conversation_id=result.conversation_id)
+
+    sent = ai_task.last.instructions
+    assert "hunter22" not in sent
+    assert "5521" not in sent
+    assert "My password is [redacted]" in sent
+    assert "bike lock code is [redacted]" in sent
+
+
 async def test_two_people_see_no_private_memories(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,
