@@ -233,6 +233,7 @@ def _assert_prompt_safe(out: str) -> None:
     """One line, no forbidden character or filler, no angle, single spaces."""
     chars = set(out)
     assert len(out.splitlines()) <= 1, repr(out)
+    assert not chars & set(LINE_BREAKS), repr(out)
     assert not any(unicodedata.category(c) in FORBIDDEN for c in chars), repr(out)
     assert not any(c in FILLERS or (c.isspace() and c != " ") for c in chars)
     assert not any(_looks_like_angle(c) for c in chars), repr(out)
