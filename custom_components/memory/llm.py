@@ -45,6 +45,7 @@ from .engine import (
     Source,
     StoreError,
 )
+from .engine.text import fence_safe
 from .recall import speaker
 from .services import Caller
 
@@ -79,8 +80,11 @@ def _loaded_entry(hass: HomeAssistant) -> MemoryConfigEntry:
 
 
 def _compact(item: MemoryItem, caller: Caller) -> dict[str, Any]:
-    """Put a memory in few tokens: id and text, and only labels that matter."""
-    result: dict[str, Any] = {"id": item.id, "text": item.content}
+    """Put a memory in few tokens: id and text, and only labels that matter.
+
+    The text is `fence_safe`, as in every prompt: one line, nothing hidden.
+    """
+    result: dict[str, Any] = {"id": item.id, "text": fence_safe(item.content)}
     if item.scope != HOUSEHOLD and item.scope in caller.persons:
         result[PERSONAL] = True
     if item.type == MemoryType.EVENT:

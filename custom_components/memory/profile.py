@@ -52,7 +52,8 @@ from .engine import (
 )
 from .engine.export import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
-from .recall import estimate_tokens, fence_safe, scope_label
+from .engine.text import fence_safe
+from .recall import estimate_tokens, scope_label
 from .services import ATTR_PERSON, async_caller
 
 # A profile is at most this many (estimated) tokens.
@@ -182,7 +183,7 @@ def pick_notes(items: Sequence[MemoryItem], budget: int = NOTES_BUDGET) -> list[
 
 def instructions(name: str, household: bool, notes: Sequence[str]) -> str:
     """Write the AI Task's instructions for one scope's profile."""
-    subject = "this household" if household else f"the person {name}"
+    subject = "this household" if household else f"the person {fence_safe(name)}"
     words = PROFILE_MAX_TOKENS * 3 // 5
     task = (
         f"Write a short profile of {subject} for a home voice assistant, in the "

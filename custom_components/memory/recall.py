@@ -17,7 +17,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 import math
-import re
 import time
 from typing import Final, override
 
@@ -38,6 +37,7 @@ from .const import (
 from .coordinator import MemoryConfigEntry
 from .embedding import async_query_vector
 from .engine import HOUSEHOLD, MemoryItem, MemoryType, SearchHit, SearchQuery
+from .engine.text import fence_safe
 from .services import Caller, async_assistant_caller
 
 # Memories a turn's search ranks before the budget picks from them.
@@ -58,12 +58,6 @@ PROMPT_HEADER: Final = (
     '"#12" is a note\'s id.'
 )
 
-# Line breaks, other control characters, and invisible or direction-changing
-# characters: a note stays on its own line and reads as it looks.
-_UNSAFE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]+"
-)
-
 
 def estimate_tokens(text: str) -> int:
     """Estimate how many tokens `text` costs an LLM (rounded up).
@@ -74,16 +68,6 @@ def estimate_tokens(text: str) -> int:
     """
     ascii_chars = len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_chars / 4) + len(text) - ascii_chars
-
-
-def fence_safe(text: str) -> str:
-    """Neutralise memory text so it cannot leave the fence or fake a section.
-
-    One line (line breaks and control characters become spaces), and no
-    angle brackets, so no text can close `</memory_notes>` or open a tag.
-    """
-    text = _UNSAFE.sub(" ", text).replace("<", "‹").replace(">", "›")
-    return " ".join(text.split())
 
 
 def _cut_to_tokens(text: str, max_tokens: int) -> str:

@@ -38,6 +38,7 @@ from .device_commands import (
 )
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
 from .store import MemoryStore, placeholders
+from .text import fence_safe
 
 # Retry after a failure: 1, 2, 4, ... minutes, at most 6 hours apart.
 BACKOFF_BASE_SECONDS: Final = 60.0
@@ -305,7 +306,7 @@ _WORD: Final = re.compile(r"\w+", re.UNICODE)
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = fence_safe(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -345,6 +346,9 @@ def render_transcript(
 ) -> Transcript:
     """Render user and assistant messages, one a line, with their ids.
 
+    Each line is `fence_safe`: what someone said cannot start a line of its
+    own, hide words, or close the tag the transcript is shown in.
+
     `names` maps a speaker's scope to how the LLM should call them; tool
     results are left out (entity dumps are not memories), and with `since`
     only messages after it are shown.
@@ -371,7 +375,9 @@ def render_transcript(
                 speakers.append(message.scope)
         else:
             who = "assistant"
-        lines.append(f"[{message.id}] {who}: {_clip(message.content, MAX_LINE_CHARS)}")
+        lines.append(
+            f"[{message.id}] {fence_safe(who)}: {_clip(message.content, MAX_LINE_CHARS)}"
+        )
         ids.add(message.id)
     text = "\n".join(lines)
     while len(text) > MAX_TRANSCRIPT_CHARS and len(lines) > 1:

@@ -1,4 +1,4 @@
-"""Text handling: normalisation for de-duplication and safe FTS5 queries.
+"""Text handling: normalisation, safe FTS5 queries, and text safe in a prompt.
 
 User text never reaches `MATCH` raw. Words are extracted with a Unicode
 regular expression and each is passed as a quoted FTS5 string, so operators
@@ -10,11 +10,17 @@ punctuation, and never raise a syntax error. The only syntax added is ours: a
 The choices here (stop words, OR, light stemming with prefix matching) were
 measured on the LoCoMo benchmark: see `bench/locomo.py` and
 `docs/benchmarks/recall.md`.
+
+Every stored or spoken text that goes into an LLM prompt (recall, digestion,
+the consolidation question, profiles, tool results) passes `fence_safe`
+first: one line, nothing invisible, no angle bracket, so it can neither fake
+a line of the prompt nor close the fence it is shown in.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import re
 from typing import Final
@@ -150,3 +156,102 @@ def fts_match_expression(text: str) -> str | None:
     if not terms:
         return None
     return " OR ".join(dict.fromkeys(fts_term(term) for term in terms))
+
+
+# -- text safe in a prompt ----------------------------------------------------
+
+# What `<` and `>` become in a prompt. Every character that looks like one is
+# written the same way: those NFKD maps to them (＜ ﹤ ≮ and their pairs) and
+# single angle brackets of other blocks (˂ ᐸ ‹ 〈 ❬ ❮ ❰ ⟨ ⧼ 〈).
+ANGLE_OPEN: Final = "\u2039"  # ‹
+ANGLE_CLOSE: Final = "\u203a"  # ›
+_LOOKS_LIKE_OPEN: Final = frozenset(
+    "<\u02c2\u1438\u2039\u226e\u2329\u276c\u276e\u2770\u27e8\u29fc\u3008\ufe64\uff1c"
+)
+_LOOKS_LIKE_CLOSE: Final = frozenset(
+    ">\u02c3\u1433\u203a\u226f\u232a\u276d\u276f\u2771\u27e9\u29fd\u3009\ufe65\uff1e"
+)
+# Control, format (zero-width, direction, tags), private-use, surrogate and
+# unassigned characters go; line and paragraph separators (and the controls
+# that are whitespace) become a space. Unassigned ones go too: a code point
+# this Python does not know (an emoji newer than its Unicode 16 tables) may
+# be read as anything by the model, and is shown as nothing here.
+INVISIBLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+# Letters and marks that show nothing: the combining grapheme joiner, Hangul
+# fillers, Khmer inherent vowels, and the variation selectors (Mongolian,
+# standard, and the supplement).
+_FILLER_RANGES: Final = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
+FILLERS: Final = frozenset(
+    chr(code) for first, last in _FILLER_RANGES for code in range(first, last + 1)
+)
+# A braille pattern with no dots is a blank: a space, as in braille text.
+_BLANKS: Final = frozenset("\u2800")
+# Printable characters beyond ASCII that are not shown as they are: one
+# search finds them (ASCII `<` `>` are replaced in any case).
+_NOT_AS_IS: Final = re.compile(
+    "["
+    + "".join(f"{chr(first)}-{chr(last)}" for first, last in _FILLER_RANGES)
+    + re.escape(
+        "".join(sorted((_BLANKS | _LOOKS_LIKE_OPEN | _LOOKS_LIKE_CLOSE) - {"<", ">"}))
+    )
+    + "]"
+)
+# From a character beyond ASCII to the next ASCII control or angle: one run
+# to look at, mostly printable as it is.
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f][^\x00-\x1f\x7f<>]*")
+# ASCII: the controls go (the whitespace ones become a space), and `<` `>`.
+_ASCII_UNSAFE: Final = re.compile(r"[\x00-\x1f\x7f<>]")
+_ASCII: Final = {
+    **{chr(code): (" " if chr(code).isspace() else "") for code in range(0x20)},
+    "\x7f": "",
+    "<": ANGLE_OPEN,
+    ">": ANGLE_CLOSE,
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_as(char: str) -> str:
+    """Show one character in a prompt: itself, a space, an angle, or nothing."""
+    if char.isspace() or char in _BLANKS:
+        return " "
+    if char in _LOOKS_LIKE_OPEN:
+        return ANGLE_OPEN
+    if char in _LOOKS_LIKE_CLOSE:
+        return ANGLE_CLOSE
+    if unicodedata.category(char) in INVISIBLE_CATEGORIES or char in FILLERS:
+        return ""
+    return char
+
+
+def _show(match: re.Match[str]) -> str:
+    return "".join(map(_shown_as, match.group()))
+
+
+def _ascii(match: re.Match[str]) -> str:
+    return _ASCII[match.group()]
+
+
+def fence_safe(text: str) -> str:
+    """Make text safe to show as data in a prompt, on one line.
+
+    Invisible characters go (control, format, private-use, unassigned, the
+    fillers), every kind of whitespace and line break becomes one space, and
+    `<` `>` and their look-alikes become `‹` `›`: no text can start a line of
+    its own, hide words, or open or close a tag. Idempotent.
+    """
+    text = " ".join(text.split())
+    # `isprintable` is False for every category that goes or becomes a space:
+    # most text needs nothing more than its angles escaped.
+    if not text.isprintable() or _NOT_AS_IS.search(text):
+        text = _NON_ASCII.sub(_show, text)
+        text = " ".join(_ASCII_UNSAFE.sub(_ascii, text).split())
+    return text.replace("<", ANGLE_OPEN).replace(">", ANGLE_CLOSE)
