@@ -179,3 +179,24 @@ def test_redaction_leaves_ordinary_text_alone(text: str) -> None:
 def test_found_without_secrets(query: str, text: str, *, found: bool) -> None:
     """A query finds a text by its other words, never by the secret's value."""
     assert found_without_secrets(query, text) is found
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("My pass\u200bword is hunter22", "My password is [redacted]"),
+        ("Anna's bike lock co\u00adde is 5521", "Anna's bike lock code is [redacted]"),
+        ("the P\u2060I\u2060N is 1234", "the PIN is [redacted]"),
+        ("door code\u200d is 7731\ufeff", "door code is [redacted]"),
+        ("garage code is 77\U000e003131", "garage code is [redacted]"),
+    ],
+)
+def test_hidden_characters_hide_no_secret(text: str, shown: str) -> None:
+    """A character that shows nothing cannot split a label or a value.
+
+    Recall, the search tool and embeddings redact with this function too, not
+    only digestion: a zero-width space inside "password" must not let the
+    value reach a satellite or an embedding provider.
+    """
+    assert redacted(text) == shown
+    assert has_secret(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .text import query_terms, term_coverage
+from .text import query_terms, term_coverage, visible
 
 REDACTED: Final = "[redacted]"
 
@@ -130,8 +130,12 @@ _HARMLESS_CODES: Final = re.compile(
 
 
 def redact_secrets(text: str) -> tuple[str, int]:
-    """Return `text` with every secret replaced by "[redacted]", and how many."""
-    text, shaped = _SHAPED.subn(REDACTED, text)
+    """Return `text` with every secret replaced by "[redacted]", and how many.
+
+    Characters that show nothing are removed first: a zero-width space or a
+    soft hyphen inside "password" or "code" must not hide what follows.
+    """
+    text, shaped = _SHAPED.subn(REDACTED, visible(text))
     count = shaped
     redacted: list[str] = []
     position = 0

@@ -240,6 +240,26 @@ def _ascii(match: re.Match[str]) -> str:
     return _ASCII[match.group()]
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_hidden(char: str) -> bool:
+    """Whether a character shows nothing and is not whitespace."""
+    return not char.isspace() and (
+        unicodedata.category(char) in INVISIBLE_CATEGORIES or char in FILLERS
+    )
+
+
+def visible(text: str) -> str:
+    """Return `text` without the characters that show nothing.
+
+    Whitespace and line breaks stay. A word split by a zero-width space or a
+    soft hyphen ("pass\u200bword") reads as one word again, so a pattern
+    that looks for it finds it.
+    """
+    if text.isprintable() and not _NOT_AS_IS.search(text):
+        return text
+    return "".join(char for char in text if not _is_hidden(char))
+
+
 def fence_safe(text: str) -> str:
     """Make text safe to show as data in a prompt, on one line.
 
