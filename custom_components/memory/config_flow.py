@@ -106,7 +106,6 @@ from .engine.providers import (
     ProviderError,
     ProviderTimeoutError,
     ServerError,
-    UrlCredentialsWithKeyError,
     looks_like_embedding_model,
     probe_dimension,
 )
@@ -304,7 +303,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         """Suggest the entry's URL when reconfiguring the same provider.
 
         Never its key, nor a password in its URL: the URL is suggested
-        without one, and submitting it unchanged keeps the entry's.
+        without one, and submitting it unchanged (without a key) keeps it.
         """
         if self.source != SOURCE_RECONFIGURE:
             return {}
@@ -328,14 +327,12 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         client = _client(self.hass, typed)
         if client.invalid is not None:
             raise client.invalid
+        key = typed[CONF_API_KEY]
         url = client.entry_url
-        if url == client.url:
+        if url == client.url and not key:  # a typed key replaces a kept password
             url = self._kept_credentials(provider, client.url)
         data: dict[str, Any] = {CONF_PROVIDER: provider, CONF_URL: url}
-        key = typed[CONF_API_KEY]
-        if url != client.url:
-            if key:
-                raise UrlCredentialsWithKeyError("a password in the URL and a key")
+        if url != client.url:  # basic auth (the client refused it beside a key)
             return data
         if key := key or self._known_key(provider, client.url):
             data[CONF_API_KEY] = key

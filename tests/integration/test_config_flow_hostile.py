@@ -17,7 +17,9 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
+import aiohttp
 from homeassistant.config_entries import SOURCE_RECONFIGURE, ConfigFlowResult
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant
@@ -204,7 +206,64 @@ async def test_url_credentials_are_basic_auth(
     await hass.async_block_till_done()
     assert entry.data[CONF_URL] == typed.rstrip("/")
     assert {h.get("Authorization") for h in embedding_server.headers} == {basic}
-    _assert_secret_kept(caplog, PASSWORD)
+
+    # A key typed with the same URL replaces the password.
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": SOURCE_RECONFIGURE, "entry_id": entry.entry_id}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "ollama"}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: embedding_server.url, CONF_API_KEY: SECRET}
+    )
+    assert result["step_id"] == "model"
+    assert embedding_server.headers[-1]["Authorization"] == f"Bearer {SECRET}"
+    _assert_secret_kept(caplog, PASSWORD, SECRET)
+
+
+async def test_a_library_failure_is_a_form_error(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An exception nothing names (an aiohttp bug, say) is 'unknown' on each form.
+
+    Its message, which may repeat the URL with its password, is not logged
+    above DEBUG.
+    """
+    caplog.set_level(logging.INFO)
+    failure = RuntimeError(f"http://u:{PASSWORD}@h went wrong")
+    result = await _choose(hass, "ollama")
+    flow_id = result["flow_id"]
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: embedding_server.url}
+    )
+    assert result["step_id"] == "model"
+    gemini = await _choose(hass, "gemini")
+    entry = provider_entry(embedding_server, "openai", api_key="sk-old")
+    entry.add_to_hass(hass)
+    reauth = await entry.start_reauth_flow(hass)
+
+    with patch.object(aiohttp.ClientSession, "request", side_effect=failure):
+        answers = [
+            await hass.config_entries.flow.async_configure(
+                flow_id, {CONF_MODEL: "embed-small"}
+            ),
+            await hass.config_entries.flow.async_configure(
+                reauth["flow_id"], {CONF_API_KEY: SECRET}
+            ),
+        ]
+        answers.append(
+            await hass.config_entries.flow.async_configure(
+                gemini["flow_id"], {CONF_URL: _url(embedding_server, "gemini")}
+            )
+        )
+
+    assert [answer["errors"] for answer in answers] == [{"base": "unknown"}] * 3
+    assert "unknown" in CONFIG_ERRORS
+    assert "RuntimeError" in caplog.text
+    _assert_secret_kept(caplog, PASSWORD, SECRET)
 
 
 @pytest.mark.parametrize("provider", SERVERS)
