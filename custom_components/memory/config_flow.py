@@ -126,6 +126,7 @@ FLOW_ERRORS = {
     "not_an_embedding_model",
     "timeout",
     "invalid_response",
+    "dimensions_out_of_range",
 }
 LOADED = ConfigEntryState.LOADED
 # Resident memory of the loaded built-in model (bench: about 60 MB of weights

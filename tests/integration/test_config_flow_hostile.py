@@ -502,6 +502,31 @@ async def test_garbage_embeddings(
     assert result["errors"] == {"base": "invalid_response"}
 
 
+@pytest.mark.parametrize(
+    ("dimension", "error"), [(8192, None), (8193, "dimensions_out_of_range")]
+)
+async def test_model_dimensions(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    dimension: int,
+    error: str | None,
+) -> None:
+    """A model whose vectors are longer than the store supports is named."""
+    embedding_server.dimension = dimension
+    result = await _choose(hass, "openai")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: _url(embedding_server, "openai")}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_MODEL: "embed-small"}
+    )
+    if error is None:
+        assert result["type"] is FlowResultType.CREATE_ENTRY
+        assert result["data"]["dimensions"] == dimension
+    else:
+        assert result["errors"] == {"base": error}
+
+
 @pytest.mark.parametrize("provider", SERVERS)
 async def test_html_answers(
     hass: HomeAssistant, embedding_server: FakeEmbeddingServer, provider: str

@@ -49,6 +49,9 @@ GEMINI_DEFAULT_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
 MAX_URL_CHARS: Final = 2048
 MAX_API_KEY_CHARS: Final = 4096
 MAX_MODEL_CHARS: Final = 256
+# The longest vectors a model may make (the largest models make 4096; so
+# does sqlite-vec's limit of 8192 leave room).
+MAX_DIMENSIONS: Final = 8192
 # Host names: at most 253 characters, labels of at most 63 (RFC 1035), in
 # their ASCII form (IDNA); underscores for names such as Docker services.
 _MAX_HOST_CHARS: Final = 253
@@ -116,6 +119,12 @@ class InvalidResponseError(ProviderError):
     """The answer is not what the protocol promises (malformed JSON, shape)."""
 
     key = "invalid_response"
+
+
+class DimensionsOutOfRangeError(InvalidResponseError):
+    """The model's vectors are longer than the store supports."""
+
+    key = "dimensions_out_of_range"
 
 
 class DimensionChangedError(ProviderError):
@@ -277,7 +286,12 @@ async def probe_dimension(
                 f"{provider.model} is not an embedding model", model=provider.model
             ) from err
         raise
-    return int(matrix.shape[1])
+    dimensions = int(matrix.shape[1])
+    if dimensions > MAX_DIMENSIONS:
+        raise DimensionsOutOfRangeError(
+            f"{provider.model} makes {dimensions}-dimensional vectors"
+        )
+    return dimensions
 
 
 def _error_text(body: bytes) -> str:
