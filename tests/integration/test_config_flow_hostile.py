@@ -289,6 +289,49 @@ async def test_invalid_urls(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
+async def test_reconfigure_refuses_the_same(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Reconfigure's server and model steps refuse what set-up refuses; nothing changes."""
+    caplog.set_level(logging.INFO)
+    entry = provider_entry(embedding_server, "openai", api_key="sk-old")
+    entry.add_to_hass(hass)
+    data = dict(entry.data)
+    result = await entry.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "openai"}
+    )
+    flow_id = result["flow_id"]
+    with_password = _url(embedding_server, "openai").replace("://", f"://u:{PASSWORD}@")
+
+    for typed, errors in (
+        *(({CONF_URL: url}, {CONF_URL: "invalid_url"}) for url in INVALID_URLS),
+        *(
+            ({CONF_URL: _url(embedding_server, "openai"), CONF_API_KEY: key}, {})
+            for key in INVALID_KEYS
+        ),
+        (
+            {CONF_URL: with_password, CONF_API_KEY: SECRET},
+            {CONF_URL: "url_credentials_with_key"},
+        ),
+    ):
+        result = await hass.config_entries.flow.async_configure(flow_id, typed)
+        assert result["errors"] == (errors or {CONF_API_KEY: "invalid_api_key"})
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: _url(embedding_server, "openai")}
+    )
+    for model in INVALID_MODELS:
+        result = await hass.config_entries.flow.async_configure(
+            flow_id, {CONF_MODEL: model}
+        )
+        assert result["errors"] == {CONF_MODEL: "invalid_model"}
+
+    assert entry.data == data
+    _assert_secret_kept(caplog, PASSWORD, SECRET)
+
+
 @pytest.mark.parametrize(
     ("url", "error"),
     [
