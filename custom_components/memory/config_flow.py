@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+import math
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +99,9 @@ from .engine.providers import (
     HTTP_PROVIDERS,
     OPENAI_DEFAULT_URL,
     CannotConnectError,
+    HttpProvider,
     InvalidAuthError,
+    InvalidSettingError,
     ModelInfo,
     ProviderError,
     ProviderTimeoutError,
@@ -123,6 +126,7 @@ FLOW_ERRORS = {
     "not_an_embedding_model",
     "timeout",
     "invalid_response",
+    "dimensions_out_of_range",
 }
 LOADED = ConfigEntryState.LOADED
 # Resident memory of the loaded built-in model (bench: about 60 MB of weights
@@ -132,6 +136,33 @@ LOCAL_MEMORY_MB = 100
 
 def _flow_error(err: ProviderError) -> str:
     return err.key if err.key in FLOW_ERRORS else "cannot_connect"
+
+
+def _unexpected(err: Exception) -> dict[str, str]:
+    """Report a failure nothing names (a bug): on the form, and its type in the log.
+
+    The traceback goes to DEBUG only: a library's message may repeat a URL
+    with its password.
+    """
+    LOGGER.error("Unexpected error checking the provider: %s", type(err).__name__)
+    LOGGER.debug("Unexpected error checking the provider", exc_info=err)
+    return {"base": "unknown"}
+
+
+def _client(hass: HomeAssistant, data: Mapping[str, Any]) -> HttpProvider:
+    """Build the HTTP provider `data` describes (its default model if none is chosen)."""
+    kind = HTTP_PROVIDERS[data[CONF_PROVIDER]]
+    return kind.factory(
+        async_get_clientsession(hass),
+        model=str(data[CONF_MODEL]) if CONF_MODEL in data else kind.default_model,
+        url=data.get(CONF_URL) or kind.default_url,
+        api_key=data.get(CONF_API_KEY),
+    )
+
+
+def _shown_url(hass: HomeAssistant, data: Mapping[str, Any]) -> str:
+    """Show an entry's URL as forms do: normalized, without a password."""
+    return _client(hass, data).url
 
 
 def _local_costs(spec: ModelSpec) -> dict[str, str]:
@@ -220,13 +251,12 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         """Ask for URL and key; check them by listing the server's models."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            data = self._server_data(provider, user_input)
-            client = await async_build_provider(
-                self.hass, {**data, CONF_MODEL: HTTP_PROVIDERS[provider].default_model}
-            )
-            assert client is not None  # noqa: S101 - an HTTP provider
+            data: dict[str, Any] = {}
             try:
-                self._models = await client.list_models()
+                data = self._server_data(provider, user_input)
+                self._models = await _client(self.hass, data).list_models()
+            except InvalidSettingError as err:
+                errors[err.field] = err.key
             except (
                 CannotConnectError,
                 InvalidAuthError,
@@ -236,6 +266,8 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
                 errors["base"] = _flow_error(err)
             except ProviderError:
                 self._models = []  # it does not list models: type the name
+            except Exception as err:  # noqa: BLE001 - a form error, never HTTP 500
+                errors = _unexpected(err)
             if not errors:
                 self._data = data
                 return await self.async_step_model()
@@ -269,29 +301,53 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         )
 
     def _current(self, provider: str) -> dict[str, Any]:
-        """Suggest the entry's URL when reconfiguring the same provider (never its key)."""
+        """Suggest the entry's URL when reconfiguring the same provider.
+
+        Never its key, nor a password in its URL: the URL is suggested
+        without one, and submitting it unchanged (without a key) keeps it.
+        """
         if self.source != SOURCE_RECONFIGURE:
             return {}
         data = self._get_reconfigure_entry().data
         if data.get(CONF_PROVIDER) != provider or CONF_URL not in data:
             return {}
-        return {CONF_URL: data[CONF_URL]}
+        return {CONF_URL: _shown_url(self.hass, data)}
 
     def _server_data(self, provider: str, user_input: dict[str, Any]) -> dict[str, Any]:
-        """Collect provider, URL and key; an empty key reuses one Home Assistant knows."""
-        kind = HTTP_PROVIDERS[provider]
-        client = kind.factory(
-            async_get_clientsession(self.hass),
-            model=kind.default_model,
-            url=user_input.get(CONF_URL) or kind.default_url,
-        )
-        data: dict[str, Any] = {CONF_PROVIDER: provider, CONF_URL: client.url}
-        key = str(user_input.get(CONF_API_KEY) or "").strip() or self._known_key(
-            provider, client.url
-        )
-        if key:
+        """Collect provider, URL and key; an empty key reuses one Home Assistant knows.
+
+        Raises:
+            InvalidSettingError: the URL or key cannot be used; nothing was sent.
+
+        """
+        typed = {
+            CONF_PROVIDER: provider,
+            CONF_URL: user_input.get(CONF_URL),
+            CONF_API_KEY: str(user_input.get(CONF_API_KEY) or "").strip() or None,
+        }
+        client = _client(self.hass, typed)
+        if client.invalid is not None:
+            raise client.invalid
+        key = typed[CONF_API_KEY]
+        url = client.entry_url
+        if url == client.url and not key:  # a typed key replaces a kept password
+            url = self._kept_credentials(provider, client.url)
+        data: dict[str, Any] = {CONF_PROVIDER: provider, CONF_URL: url}
+        if url != client.url:  # basic auth (the client refused it beside a key)
+            return data
+        if key := key or self._known_key(provider, client.url):
             data[CONF_API_KEY] = key
         return data
+
+    def _kept_credentials(self, provider: str, url: str) -> str:
+        """Keep the entry's URL with its password, when reconfiguring to the same server."""
+        if self.source == SOURCE_RECONFIGURE:
+            data = self._get_reconfigure_entry().data
+            if data.get(CONF_PROVIDER) == provider and CONF_URL in data:
+                kept = _client(self.hass, data)
+                if kept.invalid is None and kept.url == url:
+                    return kept.entry_url
+        return url
 
     def _known_key(self, provider: str, url: str) -> str | None:
         """Find a key the entry, or an Ollama / OpenAI / Gemini entry, already has."""
@@ -328,12 +384,16 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         errors: dict[str, str] = {}
         if user_input is not None:
             data = {**self._data, CONF_MODEL: str(user_input[CONF_MODEL]).strip()}
-            client = await async_build_provider(self.hass, data)
-            assert client is not None  # noqa: S101 - an HTTP provider
             try:
-                dimensions = await probe_dimension(client, self._models)
+                dimensions = await probe_dimension(
+                    _client(self.hass, data), self._models
+                )
+            except InvalidSettingError as err:
+                errors[err.field] = err.key
             except ProviderError as err:
                 errors["base"] = _flow_error(err)
+            except Exception as err:  # noqa: BLE001 - a form error, never HTTP 500
+                errors = _unexpected(err)
             else:
                 return await self._async_finish({**data, CONF_DIMENSIONS: dimensions})
         provider = self._data[CONF_PROVIDER]
@@ -356,7 +416,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
                 schema, user_input or {CONF_MODEL: suggested}
             ),
             errors=errors,
-            description_placeholders={"url": self._data[CONF_URL]},
+            description_placeholders={"url": _shown_url(self.hass, self._data)},
         )
 
     def _current_model(self, provider: str) -> str | None:
@@ -383,7 +443,8 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
                 return await self.async_step_local_download()
             try:
                 await async_install_local_model(self.hass, spec, Path(folder))
-            except (ModelFilesError, OSError) as err:
+            except (ModelFilesError, OSError, ValueError) as err:
+                # ValueError: a path the system cannot name (NUL).
                 LOGGER.warning("The model folder cannot be used: %s", err)
                 errors[CONF_MODEL_FOLDER] = "model_folder_invalid"
             else:
@@ -502,12 +563,17 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
             data.pop(CONF_API_KEY, None)
             if key := str(user_input.get(CONF_API_KEY) or "").strip():
                 data[CONF_API_KEY] = key
-            client = await async_build_provider(self.hass, data)
-            assert client is not None  # noqa: S101 - only providers reauthenticate
             try:
+                client = await async_build_provider(self.hass, data)
+                assert client is not None  # noqa: S101 - only providers reauthenticate
                 await probe_dimension(client)
+            except InvalidSettingError as err:
+                # The form has the key only: the URL's faults go on the form.
+                errors[CONF_API_KEY if err.field == CONF_API_KEY else "base"] = err.key
             except ProviderError as err:
                 errors["base"] = _flow_error(err)
+            except Exception as err:  # noqa: BLE001 - a form error, never HTTP 500
+                errors = _unexpected(err)
             else:
                 return self.async_update_reload_and_abort(entry, data=data)
         return self.async_show_form(
@@ -522,7 +588,9 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
             errors=errors,
             description_placeholders={
                 "provider": entry.data[CONF_PROVIDER],
-                "url": entry.data.get(CONF_URL, ""),
+                "url": _shown_url(self.hass, entry.data)
+                if CONF_URL in entry.data
+                else "",
             },
         )
 
@@ -544,6 +612,30 @@ SATELLITE_DOMAIN = "assist_satellite"
 DIGESTION_SECTION = "digestion_options"
 MAX_AI_TASK_CALLS_PER_HOUR = 1000
 MAX_DIGEST_MIN_USER_WORDS = 200
+# The numbers of each form; NaN passes a number selector's range check.
+INIT_NUMBERS = (
+    CONF_SEARCH_LIMIT,
+    CONF_MIN_SCORE,
+    CONF_RECALL_BUDGET,
+    CONF_RECALL_MIN_SCORE,
+    CONF_CONVERSATION_RETENTION_DAYS,
+)
+DIGESTION_NUMBERS = (
+    CONF_AI_TASK_MAX_CALLS_PER_HOUR,
+    CONF_DIGEST_IDLE_MINUTES,
+    CONF_DIGEST_MIN_USER_WORDS,
+)
+
+
+def _not_finite(
+    values: Mapping[str, Any], keys: tuple[str, ...], field: str | None = None
+) -> dict[str, str]:
+    """Form errors for numbers that are NaN (on `field`, else on their own field)."""
+    return {
+        field or key: "invalid_number"
+        for key in keys
+        if key in values and not math.isfinite(float(values[key]))
+    }
 
 
 class MemoryOptionsFlow(OptionsFlow):
@@ -558,7 +650,12 @@ class MemoryOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """Ask for search defaults, the recall budget and floor, and retention."""
         options = self.config_entry.options
+        errors: dict[str, str] = {}
         if user_input is not None:
+            errors = _not_finite(user_input, INIT_NUMBERS) | _not_finite(
+                user_input.get(DIGESTION_SECTION, {}), DIGESTION_NUMBERS, "base"
+            )
+        if user_input is not None and not errors:
             self._options = {
                 **options,
                 CONF_SEARCH_LIMIT: int(user_input[CONF_SEARCH_LIMIT]),
@@ -623,7 +720,11 @@ class MemoryOptionsFlow(OptionsFlow):
                 ),
             }
         )
-        return self.async_show_form(step_id="init", data_schema=schema)
+        return self.async_show_form(
+            step_id="init",
+            data_schema=self.add_suggested_values_to_schema(schema, user_input or {}),
+            errors=errors,
+        )
 
     def _digestion_schema(self) -> probatio.Schema:
         """Digestion: on/off, the AI Task entity and its cap, triggers, opt-outs."""
@@ -721,6 +822,8 @@ class MemoryOptionsFlow(OptionsFlow):
             person = user_input.get(CONF_PERSON)
             if bool(satellite) != bool(person):
                 errors["base"] = "satellite_needs_person"
+            elif satellite and satellite not in self._satellites():
+                errors[CONF_SATELLITE] = "satellite_unknown"
             else:
                 for device_id in user_input.get(CONF_REMOVE, []):
                     mapping.pop(device_id, None)

@@ -73,8 +73,12 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
             ),
         )
         self.store = store
+        # Set by every committed write, cleared when a read begins: a write
+        # that lands during a read may be missing from it.
+        self._stale = False
 
     async def _async_update_data(self) -> StoreStats:
+        self._stale = False
         try:
             return await self.store.stats()
         except StoreError as err:
@@ -91,8 +95,21 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
             pass
 
     @callback
+    def _async_refresh_finished(self) -> None:
+        """Refresh again (after the cooldown) if a write landed during the read.
+
+        The debouncer drops a call whose cooldown ends while a refresh runs,
+        as if that refresh served it; one that read before the write did not.
+        Called while the refresh still holds the debouncer's lock, so this
+        only marks a call due when the cooldown after this refresh ends.
+        """
+        if self._stale:
+            self._debounced_refresh.async_schedule_call()
+
+    @callback
     def async_store_changed(self) -> None:
         """Schedule a debounced refresh after a committed write."""
+        self._stale = True
         _ = self.config_entry.async_create_task(
             self.hass, self.async_request_refresh(), "memory stats refresh"
         )

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 import socket
 
 import aiohttp
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
+from yarl import URL
 
 from custom_components.memory.engine.providers import (
     GEMINI_DEFAULT_URL,
@@ -18,8 +20,11 @@ from custom_components.memory.engine.providers import (
     GeminiProvider,
     HttpProvider,
     InputRejectedError,
+    InvalidApiKeyError,
     InvalidAuthError,
+    InvalidModelNameError,
     InvalidResponseError,
+    InvalidUrlError,
     LocalProvider,
     ModelInfo,
     ModelNotFoundError,
@@ -28,9 +33,13 @@ from custom_components.memory.engine.providers import (
     OpenAIProvider,
     ProviderTimeoutError,
     ServerError,
+    UrlCredentialsWithKeyError,
+    check_api_key,
+    join_credentials,
     model_key,
     probe_dimension,
     sort_models,
+    split_url,
 )
 from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
@@ -471,3 +480,170 @@ async def test_unreachable_port(
     )
     with pytest.raises(CannotConnectError):
         await provider.list_models()
+
+
+# -- what set-up accepts: URLs, keys, model names --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "plain", "credentials"),
+    [
+        (" http://h:11434/ ", "http://h:11434", None),
+        ("HTTPS://H/v1//", "https://h/v1", None),
+        ("http://[::1]:11434", "http://[::1]:11434", None),
+        ("http://bücher.example", "http://xn--bcher-kva.example", None),
+        ("http://proxy:pw@h:1/", "http://h:1", ("proxy", "pw")),
+        ("http://u%40x:p%3Aw%20@h", "http://h", ("u@x", "p:w ")),
+        ("http://token@h", "http://h", ("token", "")),
+    ],
+)
+def test_split_url(url: str, plain: str, credentials: tuple[str, str] | None) -> None:
+    """URLs are normalised; a user and password come out as basic-auth credentials."""
+    assert split_url(url) == (plain, credentials)
+    # What an entry keeps gives the same again.
+    assert split_url(join_credentials(plain, credentials)) == (plain, credentials)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "h:11434",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://h:0",
+        "http://h:70000",
+        "http://h:x",
+        "http://::1:1",
+        "http://a b",
+        "http://h\x00",
+        "http://h/\u202e",
+        "http://xn--zz",
+        "http://" + "a" * 64 + ".example",
+        "http://" + "a." * 130 + "example",
+        "http://h/?q",
+        "http://h/#f",
+        "http://a%3Ab:c@h",
+        "http://h/" + "p" * 3000,
+    ],
+)
+def test_split_url_refuses(url: str) -> None:
+    """What is not the http(s) URL of a server is refused, without repeating it."""
+    with pytest.raises(InvalidUrlError) as err:
+        split_url(url)
+    assert url.strip() not in str(err.value) or not url.strip()
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=300) | st.from_regex(r"\Ahttps?://[^/]{0,40}(/.{0,20})?\Z"))
+def test_split_url_any_text(url: str) -> None:
+    """Any text is refused or gives a URL aiohttp can request, credentials apart."""
+    try:
+        plain, credentials = split_url(url)
+    except InvalidUrlError:
+        return
+    parsed = URL(plain)
+    assert parsed.scheme in ("http", "https")
+    assert parsed.host
+    assert parsed.user is None
+    assert parsed.password is None
+    assert split_url(join_credentials(plain, credentials)) == (plain, credentials)
+    if credentials is not None:
+        aiohttp.encode_basic_auth(*credentials)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=100))
+def test_check_api_key_any_text(key: str) -> None:
+    """A key is refused, or fits in an HTTP header as it is."""
+    try:
+        checked = check_api_key(key)
+    except InvalidApiKeyError:
+        return
+    assert checked == key.strip()
+    checked.encode("ascii")
+    assert checked.isprintable()
+    assert " " not in checked
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_invalid_settings_raise_on_request(
+    kind: str, session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer
+) -> None:
+    """A provider built from unusable settings sends nothing and says which field."""
+    factory = HTTP_PROVIDERS[kind].factory
+    server = _url(embedding_server, kind)
+    with_password = server.replace("://", "://u:secret-pw@")
+    cases: list[tuple[HttpProvider, type[Exception], str]] = [
+        (factory(session, model="m", url="file:///x"), InvalidUrlError, "url"),
+        (
+            factory(session, model="m", url=with_password, api_key="k"),
+            UrlCredentialsWithKeyError,
+            "url",
+        ),
+        (
+            factory(session, model="m", url=server, api_key="a\nb"),
+            InvalidApiKeyError,
+            "api_key",
+        ),
+        (factory(session, model="m" * 300, url=server), InvalidModelNameError, "model"),
+        (factory(session, model="", url=server), InvalidModelNameError, "model"),
+    ]
+    for provider, error, field in cases:
+        with pytest.raises(error) as err:
+            await provider.embed(["hello"])
+        assert err.value.field == field  # type: ignore[attr-defined]
+        with pytest.raises(error):
+            await provider.list_models()
+        assert "secret-pw" not in repr(provider)
+    assert not embedding_server.calls
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_basic_auth_from_the_url(
+    kind: str, session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer
+) -> None:
+    """A password in the URL is sent as basic auth and shown nowhere."""
+    url = _url(embedding_server, kind).replace("://", "://proxy:secret-pw@")
+    provider = HTTP_PROVIDERS[kind].factory(session, model="embed-small", url=url)
+
+    await provider.embed(["hello"])
+    embedding_server.delay = 1
+    slow = HTTP_PROVIDERS[kind].factory(
+        session, model="embed-small", url=url, timeout=0.1
+    )
+    with pytest.raises(ProviderTimeoutError) as err:
+        await slow.embed(["hello"])
+
+    assert embedding_server.headers[0]["Authorization"] == (
+        aiohttp.encode_basic_auth("proxy", "secret-pw")
+    )
+    assert provider.url == _url(embedding_server, kind)
+    assert provider.entry_url == url
+    for shown in (repr(provider), str(err.value), str(err.value.placeholders)):
+        assert "secret-pw" not in shown
+
+
+def test_model_names_by_provider() -> None:
+    """Names go into Gemini's path, into Ollama's and OpenAI's JSON."""
+    OllamaProvider.check_model("hf.co/org/repo:Q4_K_M")
+    OpenAIProvider.check_model("My Model (v2)")
+    GeminiProvider.check_model("gemini-embedding-001")
+    for kind, name in (
+        (OllamaProvider, "two words"),
+        (GeminiProvider, "a/b"),
+        (GeminiProvider, "a?key=x"),
+        (OpenAIProvider, "tab\tname"),
+    ):
+        with pytest.raises(InvalidModelNameError):
+            kind.check_model(name)
+
+
+@pytest.mark.parametrize("index", ["x", None, [], 1.5])
+async def test_openai_index_not_a_number(
+    session: aiohttp.ClientSession, embedding_server: FakeEmbeddingServer, index: object
+) -> None:
+    """An answer whose `index` is not a whole number is malformed, not a crash."""
+    embedding_server.answer = {"data": [{"index": index, "embedding": [1.0, 0.0]}]}
+    with pytest.raises(InvalidResponseError):
+        await _provider("openai", session, embedding_server).embed(["hello"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+import threading
 from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
@@ -9,9 +11,13 @@ from homeassistant.const import STATE_UNAVAILABLE, UnitOfInformation
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+)
 from syrupy.assertion import SnapshotAssertion
 
+from custom_components.memory.coordinator import REFRESH_COOLDOWN
 from custom_components.memory.engine import StoreError
 
 from . import add, call, entity_state, settle
@@ -147,6 +153,58 @@ async def test_counts_follow_writes(
 
     assert entity_state(hass, ACTIVE).state == "3"
     assert entity_state(hass, ARCHIVED).state == "0"
+
+
+async def test_writes_during_a_slow_refresh_are_counted(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    freezer: FrozenDateTimeFactory,
+) -> None:
+    """A burst that lands while a slow refresh reads is on the sensors 2 s later.
+
+    The store's read connection is held, for real, in the middle of a refresh:
+    its trace hook (SQLite's, on the connection's own thread) waits at the
+    statement after the memory counts, the way searches sharing the reader hold
+    a refresh in use. The burst commits meanwhile, and the refresh's cooldown
+    ends before the refresh does; nothing is written after the burst.
+    """
+    store = init_integration.runtime_data.store
+    await settle(hass, freezer)
+    counted = threading.Event()
+    release = threading.Event()
+
+    def hold_after_counts(sql: str) -> None:
+        if "FROM embeddings" in sql and not release.is_set():
+            counted.set()
+            release.wait(10)
+
+    await store.reader.set_trace_callback(hold_after_counts)
+    try:
+        await add(hass, "Mia is allergic to nuts")
+        # The refresh this add asked for has counted one memory, and waits.
+        assert await hass.async_add_executor_job(counted.wait, 10)
+        for text in (
+            "Anna prefers tea",
+            "Ben prefers coffee",
+            "Bins go out on Thursday",
+            "The boiler is serviced in May",
+        ):
+            await add(hass, text)
+        freezer.tick(REFRESH_COOLDOWN * 2)
+        async_fire_time_changed(hass)
+        await hass.async_add_executor_job(release.wait, 0.05)
+    finally:
+        release.set()
+        await store.reader.set_trace_callback(None)
+    await hass.async_block_till_done()
+
+    freezer.tick(timedelta(seconds=2))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+
+    stats = await store.stats()
+    assert stats.by_status["active"] == 5
+    assert entity_state(hass, ACTIVE).state == "5"
 
 
 async def test_reads_do_not_refresh(

@@ -19,18 +19,23 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 import json
 import logging
+import re
 from typing import Any, ClassVar, Final, Protocol
+import unicodedata
 from urllib.parse import urlsplit
 
 import aiohttp
 import numpy as np
 import numpy.typing as npt
+from yarl import URL
 
 from .secrets import redacted
 
 _LOGGER = logging.getLogger(__name__)
 
 type Matrix = npt.NDArray[np.float32]
+# A user name and password for HTTP basic auth.
+type Credentials = tuple[str, str]
 
 # Seconds for one batch of documents, and for listing a server's models.
 REQUEST_TIMEOUT: Final = 30.0
@@ -43,6 +48,18 @@ _MESSAGE_CHARS: Final = 200
 OLLAMA_DEFAULT_URL: Final = "http://localhost:11434"
 OPENAI_DEFAULT_URL: Final = "https://api.openai.com/v1"
 GEMINI_DEFAULT_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
+
+# What set-up accepts for a server (longer is a paste gone wrong, not a URL).
+MAX_URL_CHARS: Final = 2048
+MAX_API_KEY_CHARS: Final = 4096
+MAX_MODEL_CHARS: Final = 256
+# The longest vectors a model may make (the largest models make 4096; so
+# does sqlite-vec's limit of 8192 leave room).
+MAX_DIMENSIONS: Final = 8192
+# Host names: at most 253 characters, labels of at most 63 (RFC 1035), in
+# their ASCII form (IDNA); underscores for names such as Docker services.
+_MAX_HOST_CHARS: Final = 253
+_HOST_LABEL: Final = re.compile(r"[A-Za-z0-9_-]{1,63}")
 
 # Name fragments of embedding models, to list them first where the server
 # does not say which models embed.
@@ -108,10 +125,51 @@ class InvalidResponseError(ProviderError):
     key = "invalid_response"
 
 
+class DimensionsOutOfRangeError(InvalidResponseError):
+    """The model's vectors are longer than the store supports."""
+
+    key = "dimensions_out_of_range"
+
+
 class DimensionChangedError(ProviderError):
     """The model now makes vectors of another length than it did before."""
 
     key = "dimension_changed"
+
+
+class InvalidSettingError(ProviderError):
+    """A URL, key or model name no request can be made with; nothing was sent.
+
+    `field` names the set-up field at fault, for the form to mark it.
+    """
+
+    field: ClassVar[str] = "url"
+
+
+class InvalidUrlError(InvalidSettingError):
+    """Not an http(s) URL of a server: no scheme, bad port, spaces, NUL, ..."""
+
+    key = "invalid_url"
+
+
+class UrlCredentialsWithKeyError(InvalidSettingError):
+    """A user and password in the URL and an API key: only one can be sent."""
+
+    key = "url_credentials_with_key"
+
+
+class InvalidApiKeyError(InvalidSettingError):
+    """A key that cannot go in an HTTP header (line breaks, non-ASCII, huge)."""
+
+    key = "invalid_api_key"
+    field = "api_key"
+
+
+class InvalidModelNameError(InvalidSettingError):
+    """A model name the provider's API cannot carry."""
+
+    key = "invalid_model"
+    field = "model"
 
 
 class InputRejectedError(ProviderError):
@@ -235,7 +293,12 @@ async def probe_dimension(
                 f"{provider.model} is not an embedding model", model=provider.model
             ) from err
         raise
-    return int(matrix.shape[1])
+    dimensions = int(matrix.shape[1])
+    if dimensions > MAX_DIMENSIONS:
+        raise DimensionsOutOfRangeError(
+            f"{provider.model} makes {dimensions}-dimensional vectors"
+        )
+    return dimensions
 
 
 def _error_text(body: bytes) -> str:
@@ -251,10 +314,98 @@ def _error_text(body: bytes) -> str:
     return str(error).strip()[:_MESSAGE_CHARS]
 
 
+def _printable(text: str) -> bool:
+    """No control, format, private-use or unassigned characters."""
+    return not any(
+        unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
+        for char in text
+    )
+
+
+def _valid_host(host: str) -> bool:
+    """Tell a host name (IDNA-encoded) or IP literal DNS could be asked for."""
+    if ":" in host:  # an IPv6 literal, which yarl has checked
+        return True
+    labels = host.rstrip(".").split(".")
+    return len(host) <= _MAX_HOST_CHARS and all(
+        _HOST_LABEL.fullmatch(label) for label in labels
+    )
+
+
+def split_url(url: str) -> tuple[str, Credentials | None]:
+    """Check a server's base URL; return it without credentials, and them apart.
+
+    A `user:password@` in the URL (a reverse proxy with basic auth) becomes
+    an `Authorization: Basic` header, so that no URL kept, shown or logged
+    holds the password. The errors never repeat the URL.
+
+    Raises:
+        InvalidUrlError: not an http(s) URL of a reachable server.
+
+    """
+    text = url.strip()
+    if (
+        not text
+        or len(text) > MAX_URL_CHARS
+        or not _printable(text)
+        or any(char.isspace() for char in text)
+    ):
+        raise InvalidUrlError("the URL is empty, too long or has spaces or controls")
+    try:
+        parsed = URL(text)
+        # `host` decodes IDNA, which refuses a malformed `xn--` label.
+        host = (parsed.raw_host or "") if parsed.host is not None else ""
+        port = parsed.explicit_port
+        credentials: Credentials | None = None
+        if parsed.user is not None or parsed.password is not None:
+            credentials = (parsed.user or "", parsed.password or "")
+            # Refuses what basic auth cannot carry (a colon in the user name).
+            aiohttp.encode_basic_auth(*credentials)
+        plain = str(parsed.with_user(None)).rstrip("/")
+    except ValueError, UnicodeError:
+        raise InvalidUrlError("the URL cannot be read") from None
+    if (
+        parsed.scheme not in ("http", "https")
+        or not _valid_host(host)
+        or (port is not None and not 0 < port < 2**16)
+        or parsed.raw_query_string
+        or parsed.raw_fragment
+        or text.endswith(("?", "#"))
+    ):
+        raise InvalidUrlError("not the http(s) URL of a server")
+    return plain, credentials
+
+
+def join_credentials(url: str, credentials: Credentials | None) -> str:
+    """Put basic-auth credentials back into a URL, for the entry to keep."""
+    if credentials is None:
+        return url
+    user, password = credentials
+    return str(URL(url).with_user(user).with_password(password or None))
+
+
+def check_api_key(key: str) -> str:
+    """Return the key without surrounding spaces, if a header can carry it.
+
+    Raises:
+        InvalidApiKeyError: line breaks, NUL, spaces, non-ASCII, too long.
+
+    """
+    key = key.strip()
+    if len(key) > MAX_API_KEY_CHARS or not all(
+        char.isascii() and char.isprintable() and not char.isspace() for char in key
+    ):
+        raise InvalidApiKeyError("the API key cannot be sent in a header")
+    return key
+
+
 class HttpProvider(EmbeddingProvider):
     """Shared HTTP handling: timeouts, status codes, JSON, never the key."""
 
     default_url: ClassVar[str]
+    # What a model name may hold: printable text, or fewer characters where
+    # the name goes into the URL's path.
+    model_pattern: ClassVar[re.Pattern[str]] = re.compile(r"[^\x00-\x1f\x7f]+")
 
     def __init__(
         self,
@@ -265,12 +416,47 @@ class HttpProvider(EmbeddingProvider):
         api_key: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        """Bind a session, server and model; nothing is sent yet."""
+        """Bind a session, server and model; nothing is sent yet.
+
+        A URL, key or model that no request can carry does not raise here:
+        every request raises its `InvalidSettingError` instead, so that a
+        loaded entry reports it like a provider that is down.
+        """
         super().__init__(model)
         self._session = session
-        self.url = self.normalize_url(url or self.default_url)
-        self._api_key = api_key or None
         self._timeout = timeout
+        self._api_key = api_key or None
+        self._credentials: Credentials | None = None
+        self.invalid: InvalidSettingError | None = None
+        self.url = ""
+        try:
+            plain, self._credentials = split_url(url or self.default_url)
+            self.url = self.normalize_url(plain)
+            if self._api_key is not None:
+                self._api_key = check_api_key(self._api_key)
+                if self._credentials is not None:
+                    raise UrlCredentialsWithKeyError(
+                        "a password in the URL and an API key cannot both be sent"
+                    )
+            self.check_model(self.model)
+        except InvalidSettingError as err:
+            self.invalid = err
+
+    @property
+    def entry_url(self) -> str:
+        """The normalized URL with its credentials, as an entry keeps it."""
+        return join_credentials(self.url, self._credentials)
+
+    @classmethod
+    def check_model(cls, model: str) -> None:
+        """Refuse a model name the provider's API cannot carry.
+
+        Raises:
+            InvalidModelNameError: empty, too long, or characters it cannot hold.
+
+        """
+        if len(model) > MAX_MODEL_CHARS or not cls.model_pattern.fullmatch(model):
+            raise InvalidModelNameError("the model name cannot be sent")
 
     def __repr__(self) -> str:
         """Never show credentials."""
@@ -282,6 +468,8 @@ class HttpProvider(EmbeddingProvider):
         return url.strip().rstrip("/")
 
     def _headers(self) -> dict[str, str]:
+        if self._credentials is not None:
+            return {"Authorization": aiohttp.encode_basic_auth(*self._credentials)}
         if self._api_key is None:
             return {}
         return {"Authorization": f"Bearer {self._api_key}"}
@@ -300,6 +488,8 @@ class HttpProvider(EmbeddingProvider):
             ProviderError: a subclass for each way a request can fail.
 
         """
+        if self.invalid is not None:
+            raise self.invalid
         try:
             async with self._session.request(
                 method,
@@ -364,6 +554,8 @@ class OllamaProvider(HttpProvider):
 
     kind = "ollama"
     default_url = OLLAMA_DEFAULT_URL
+    # `library/name:tag`, `hf.co/org/repo:Q4_K_M`, `name@sha256:...`.
+    model_pattern = re.compile(r"[A-Za-z0-9._:/@+-]+")
 
     async def _embed_batch(self, texts: list[str], *, query: bool) -> Any:  # noqa: ARG002
         data = await self._request(
@@ -413,8 +605,11 @@ class OpenAIProvider(HttpProvider):
         ):
             raise InvalidResponseError("'data' is not a list of embeddings")
         # The API gives each item its input index; keep input order.
-        ordered = sorted(items, key=lambda item: int(item.get("index", 0)))
-        return [item["embedding"] for item in ordered]
+        indexes = [item.get("index", 0) for item in items]
+        if not all(type(index) is int for index in indexes):
+            raise InvalidResponseError("an embedding's 'index' is not a number")
+        ordered = sorted(zip(indexes, items, strict=True), key=lambda pair: pair[0])
+        return [item["embedding"] for _index, item in ordered]
 
     async def list_models(self) -> list[ModelInfo]:
         """List `/models`, embedding-like names first (OpenAI lists chat models too)."""
@@ -437,6 +632,8 @@ class GeminiProvider(HttpProvider):
     kind = "gemini"
     default_url = GEMINI_DEFAULT_URL
     max_batch = 100
+    # The name is a segment of the request's path.
+    model_pattern = re.compile(r"[A-Za-z0-9._:-]+")
 
     def __init__(
         self,
@@ -458,7 +655,9 @@ class GeminiProvider(HttpProvider):
 
     def _headers(self) -> dict[str, str]:
         # A header, not `?key=`: a URL ends up in error messages and logs.
-        return {} if self._api_key is None else {"x-goog-api-key": self._api_key}
+        if self._api_key is None:
+            return super()._headers()  # basic auth from the URL, if any
+        return {"x-goog-api-key": self._api_key}
 
     def _error(self, status: int, message: str) -> ProviderError:
         # Gemini answers an invalid key with 400 INVALID_ARGUMENT.
