@@ -49,15 +49,17 @@ from .engine.export import (
     render_day,
     render_memories,
 )
+from .errors import translated_errors
 from .recall import scope_label
 from .services import ATTR_PERSON, Caller, async_caller
+from .validation import PERSON
 
 SERVICE_EXPORT: Final = "export"
 ATTR_EVERYTHING: Final = "everything"
 
 EXPORT_SCHEMA: Final = probatio.Schema(
     {
-        probatio.Optional(ATTR_PERSON): cv.entity_domain("person"),
+        probatio.Optional(ATTR_PERSON): PERSON,
         probatio.Optional(ATTR_EVERYTHING, default=False): cv.boolean,
     }
 )
@@ -217,7 +219,7 @@ def async_setup_export(hass: HomeAssistant) -> None:
     hass.services.async_register(
         DOMAIN,
         SERVICE_EXPORT,
-        _async_export,
+        translated_errors(_async_export),
         schema=EXPORT_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )

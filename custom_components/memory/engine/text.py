@@ -107,6 +107,34 @@ def normalize_content(text: str) -> str:
     return text.rstrip(" .!?;,")
 
 
+# Characters that show nothing on their own: controls, format characters
+# (zero-width space, BOM, bidi marks...), surrogates, separators, and
+# combining marks with nothing to combine with.
+_INVISIBLE_CATEGORIES: Final = frozenset(
+    {"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"}
+)
+# Letters and symbols that are drawn as blank space (Hangul fillers, the
+# blank Braille pattern).
+_FILLERS: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def clean_content(text: str) -> str:
+    """Drop NUL and the other control characters; tabs and line breaks stay."""
+    if text.isprintable():
+        return text  # the common case
+    return "".join(
+        char for char in text if char in "\t\n" or unicodedata.category(char) != "Cc"
+    )
+
+
+def is_blank(text: str) -> bool:
+    """Whether no character of `text` would show: spaces, invisible, fillers."""
+    return all(
+        unicodedata.category(char) in _INVISIBLE_CATEGORIES or char in _FILLERS
+        for char in text
+    )
+
+
 def content_key(text: str) -> str:
     """Stable key of the normalised text, used for de-duplication."""
     return hashlib.sha256(normalize_content(text).encode()).hexdigest()[:32]
