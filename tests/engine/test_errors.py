@@ -12,6 +12,7 @@ import pytest
 from custom_components.memory.engine.errors import (
     DatabaseFailedError,
     DatabaseFullError,
+    DatabaseGoneError,
     DatabaseReadOnlyError,
     EmptyContentError,
     database_error,
@@ -55,6 +56,19 @@ def test_read_only(conn: sqlite3.Connection) -> None:
 
     assert isinstance(err, DatabaseReadOnlyError)
     assert err.key == "database_read_only"
+
+
+def test_moved_in_rollback_journal_mode(tmp_path: Path) -> None:
+    """SQLite itself notices a removed file outside WAL mode: the database is gone."""
+    path = tmp_path / "memory.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("CREATE TABLE t (x)")
+        path.unlink()
+
+        err = database_error(_failure(conn))
+
+    assert isinstance(err, DatabaseGoneError)
+    assert err.key == "database_gone"
 
 
 def test_other_sqlite_errors(conn: sqlite3.Connection) -> None:

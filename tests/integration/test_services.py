@@ -13,7 +13,7 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import (
     HomeAssistantError,
     ServiceValidationError,
@@ -27,6 +27,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.const import DOMAIN
 from custom_components.memory.coordinator import MemoryConfigEntry
+from custom_components.memory.errors import translated_errors
 
 from . import add, call, search_ids
 
@@ -1185,7 +1186,9 @@ async def test_database_read_only(
     assert await search_ids(hass, query="garden") == [kept]
 
 
-@pytest.mark.parametrize("how", ["file_deleted", "folder_deleted", "file_moved"])
+@pytest.mark.parametrize(
+    "how", ["file_deleted", "folder_deleted", "file_moved", "file_replaced"]
+)
 async def test_database_vanished(
     hass: HomeAssistant,
     init_integration: MemoryConfigEntry,
@@ -1205,8 +1208,11 @@ async def test_database_vanished(
             database_file.unlink()
         elif how == "folder_deleted":
             shutil.rmtree(database_file.parent)
-        else:
+        elif how == "file_moved":
             database_file.rename(database_file.with_suffix(".moved"))
+        else:  # a copy put back in its place (a restore while running)
+            moved = database_file.rename(database_file.with_suffix(".moved"))
+            shutil.copyfile(moved, database_file)
 
     await hass.async_add_executor_job(vanish)
 
@@ -1221,3 +1227,13 @@ async def test_database_vanished(
         assert not isinstance(err.value, ServiceValidationError)
         assert err.value.translation_key == "database_gone", service
         assert str(database_file) in str(err.value)
+
+
+async def test_other_errors_are_not_database_errors(hass: HomeAssistant) -> None:
+    """A ValueError that is not aiosqlite's closed connection is a bug: let it go."""
+
+    async def buggy(call: ServiceCall) -> ServiceResponse:
+        raise ValueError("a bug, not the database")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await translated_errors(buggy)(ServiceCall(hass, DOMAIN, "add", {}))
