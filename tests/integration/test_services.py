@@ -1228,6 +1228,11 @@ async def test_database_vanished(
         assert err.value.translation_key == "database_gone", service
         assert str(database_file) in str(err.value)
 
+    # As the message says: a reload starts again (with the file now there).
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    assert (await call(hass, "add", {"content": "Ben is allergic to cats"}))["created"]
+
 
 async def test_other_errors_are_not_database_errors(hass: HomeAssistant) -> None:
     """A ValueError that is not aiosqlite's closed connection is a bug: let it go."""
