@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
@@ -116,10 +116,15 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
 
 
 def loaded_entry(hass: HomeAssistant) -> MemoryConfigEntry:
-    """Return the single loaded entry, or raise a translated error."""
+    """Return the single loaded entry; a translated validation error without one.
+
+    The call itself is fine but cannot be served now (set-up failed, or the
+    entry is disabled or unloaded): the caller has something to fix, not a
+    crash to report.
+    """
     entries: list[MemoryConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
     if not entries:
-        raise HomeAssistantError(
+        raise ServiceValidationError(
             translation_domain=DOMAIN, translation_key="not_loaded"
         )
     return entries[0]

@@ -84,9 +84,11 @@ from .engine.digestion import (
 from .engine.models import Vector
 from .engine.secrets import has_secret, redact_secrets
 from .engine.text import fence_safe
+from .errors import translated_errors
 from .recall import scope_label
 from .services import async_caller
 from .usage import UsageTracker
+from .validation import ROW_ID, check_ids
 
 # How often due conversations (idle ones, retries) are looked for.
 TICK: Final = timedelta(minutes=1)
@@ -762,9 +764,7 @@ def _source(
 DIGEST_SCHEMA: Final = probatio.Schema(
     {
         probatio.Exclusive(ATTR_CONVERSATION_ID, "target"): cv.string,
-        probatio.Exclusive(ATTR_CONVERSATION, "target"): probatio.All(
-            probatio.Coerce(int), probatio.Range(min=1)
-        ),
+        probatio.Exclusive(ATTR_CONVERSATION, "target"): ROW_ID,
     }
 )
 
@@ -774,7 +774,7 @@ def async_setup_digest_service(hass: HomeAssistant) -> None:
     hass.services.async_register(
         DOMAIN,
         SERVICE_DIGEST,
-        _async_digest,
+        translated_errors(_async_digest),
         schema=DIGEST_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )
@@ -785,6 +785,7 @@ async def _async_digest(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     digestion = entry.runtime_data.digestion
     caller = await async_caller(call.hass, call)
+    check_ids([call.data[ATTR_CONVERSATION]] if ATTR_CONVERSATION in call.data else [])
     # What was said before this call, not only what capture wrote since.
     await entry.runtime_data.capture.async_flush()
     if ATTR_CONVERSATION in call.data:

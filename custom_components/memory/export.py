@@ -70,8 +70,10 @@ from .engine.export_files import (
     write_export,
     written_exports,
 )
+from .errors import translated_errors
 from .recall import scope_label
 from .services import ATTR_PERSON, Caller, async_caller
+from .validation import PERSON
 
 SERVICE_EXPORT: Final = "export"
 ATTR_EVERYTHING: Final = "everything"
@@ -80,7 +82,7 @@ _EXPORT_LOCK: Final[HassKey[asyncio.Lock]] = HassKey(f"{DOMAIN}_export_lock")
 
 EXPORT_SCHEMA: Final = probatio.Schema(
     {
-        probatio.Optional(ATTR_PERSON): cv.entity_domain("person"),
+        probatio.Optional(ATTR_PERSON): PERSON,
         probatio.Optional(ATTR_EVERYTHING, default=False): cv.boolean,
     }
 )
@@ -308,7 +310,7 @@ def async_setup_export(hass: HomeAssistant) -> None:
     hass.services.async_register(
         DOMAIN,
         SERVICE_EXPORT,
-        _async_export,
+        translated_errors(_async_export),
         schema=EXPORT_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )

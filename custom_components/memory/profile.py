@@ -32,7 +32,6 @@ from homeassistant.core import (
     callback,
 )
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
 import probatio
@@ -53,8 +52,10 @@ from .engine import (
 from .engine.export import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import fence_safe
+from .errors import translated_errors
 from .recall import estimate_tokens, scope_label
 from .services import ATTR_PERSON, async_caller
+from .validation import PERSON
 
 # A profile is at most this many (estimated) tokens.
 PROFILE_MAX_TOKENS: Final = 150
@@ -85,9 +86,7 @@ STRUCTURE: Final = probatio.Schema(
 )
 
 SERVICE_PROFILE: Final = "profile"
-PROFILE_SCHEMA: Final = probatio.Schema(
-    {probatio.Optional(ATTR_PERSON): cv.entity_domain("person")}
-)
+PROFILE_SCHEMA: Final = probatio.Schema({probatio.Optional(ATTR_PERSON): PERSON})
 
 
 class ProfileStatus(StrEnum):
@@ -423,7 +422,7 @@ def async_setup_profile_service(hass: HomeAssistant) -> None:
     hass.services.async_register(
         DOMAIN,
         SERVICE_PROFILE,
-        _async_profile,
+        translated_errors(_async_profile),
         schema=PROFILE_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )

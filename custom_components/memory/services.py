@@ -25,11 +25,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import (
-    HomeAssistantError,
-    ServiceValidationError,
-    UnknownUser,
-)
+from homeassistant.exceptions import ServiceValidationError, UnknownUser
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 import probatio
@@ -46,8 +42,6 @@ from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
-    ExportNotErasedError,
-    InvalidInputError,
     MemoryItem,
     MemoryStore,
     MemoryType,
@@ -59,9 +53,10 @@ from .engine import (
     Signal,
     Source,
     StoredMessage,
-    StoreError,
 )
 from .engine.secrets import found_without_secrets, redacted
+from .errors import translated_errors
+from .validation import DAYS, DURATION, PERSON, ROW_ID, check_ids, moment
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -96,19 +91,14 @@ SOURCES = (SOURCE_MEMORIES, SOURCE_CONVERSATIONS, SOURCE_BOTH)
 STATUSES = ("active", "archived", "superseded", "any")
 TYPES = [str(kind) for kind in MemoryType]
 
-_MEMORY_ID = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
-_PERSON = cv.entity_domain("person")
-
 _SEARCH_FIELDS: dict[probatio.Marker, Any] = {
     probatio.Optional(ATTR_QUERY, default=""): cv.string,
-    probatio.Optional(ATTR_PERSON): _PERSON,
+    probatio.Optional(ATTR_PERSON): PERSON,
     probatio.Optional(ATTR_TYPES): probatio.All(cv.ensure_list, [probatio.In(TYPES)]),
     probatio.Optional(ATTR_TAGS): probatio.All(cv.ensure_list, [cv.string]),
     probatio.Optional(ATTR_STATUS, default="active"): probatio.In(STATUSES),
-    probatio.Exclusive(ATTR_SINCE, "since"): cv.datetime,
-    probatio.Exclusive(ATTR_RECENCY_DAYS, "since"): probatio.All(
-        probatio.Coerce(float), probatio.Range(min=0, min_included=False)
-    ),
+    probatio.Exclusive(ATTR_SINCE, "since"): moment,
+    probatio.Exclusive(ATTR_RECENCY_DAYS, "since"): DAYS,
     probatio.Optional(ATTR_LIMIT): probatio.All(
         probatio.Coerce(int), probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
     ),
@@ -125,26 +115,23 @@ ADD_SCHEMA = probatio.Schema(
         probatio.Optional(ATTR_TAGS, default=list): probatio.All(
             cv.ensure_list, [cv.string]
         ),
-        probatio.Optional(ATTR_PERSON): _PERSON,
-        probatio.Exclusive(ATTR_EXPIRES_AT, "expires"): cv.datetime,
-        # A zero duration would expire the memory as it is stored.
-        probatio.Exclusive(ATTR_EXPIRES_IN, "expires"): probatio.All(
-            cv.time_period, probatio.Range(min=timedelta(0), min_included=False)
-        ),
+        probatio.Optional(ATTR_PERSON): PERSON,
+        probatio.Exclusive(ATTR_EXPIRES_AT, "expires"): moment,
+        probatio.Exclusive(ATTR_EXPIRES_IN, "expires"): DURATION,
     }
 )
 SEARCH_SCHEMA = probatio.Schema(_SEARCH_FIELDS)
 FORGET_SCHEMA = probatio.Schema(
     {
         probatio.Exclusive(ATTR_IDS, "target"): probatio.All(
-            cv.ensure_list, probatio.Length(min=1, max=500), [_MEMORY_ID]
+            cv.ensure_list, probatio.Length(min=1, max=500), [ROW_ID]
         ),
         **_SEARCH_FIELDS,
         probatio.Optional(ATTR_DRY_RUN, default=False): cv.boolean,
         probatio.Optional(ATTR_PURGE, default=False): cv.boolean,
     }
 )
-GET_SCHEMA = probatio.Schema({probatio.Required(ATTR_ID): _MEMORY_ID})
+GET_SCHEMA = probatio.Schema({probatio.Required(ATTR_ID): ROW_ID})
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,27 +247,6 @@ def _person_scope(caller: Caller, person: str | None) -> str:
     return person
 
 
-def _store_error(err: StoreError) -> HomeAssistantError:
-    """Translate an engine error; bad input is the caller's to fix."""
-    kind: type[HomeAssistantError] | None = None
-    if isinstance(err, InvalidInputError):
-        kind = ServiceValidationError
-    elif isinstance(err, ExportNotErasedError):
-        # Erased, but a copy is left: say where, in words of its own.
-        kind = HomeAssistantError
-    if kind is None:
-        return HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="store_failed",
-            translation_placeholders={"error": str(err)},
-        )
-    return kind(
-        translation_domain=DOMAIN,
-        translation_key=err.key,
-        translation_placeholders=err.placeholders,
-    )
-
-
 def _unknown(ids: list[int]) -> ServiceValidationError:
     return ServiceValidationError(
         translation_domain=DOMAIN,
@@ -310,11 +276,10 @@ def _search_query(
         if person is not None
         else caller.reachable()
     )
+    # `since` is in UTC already (validation.moment).
     since: datetime | None = data.get(ATTR_SINCE)
     if ATTR_RECENCY_DAYS in data:
         since = dt_util.utcnow() - timedelta(days=data[ATTR_RECENCY_DAYS])
-    elif since is not None:
-        since = dt_util.as_utc(since)
     return SearchQuery(
         text=data[ATTR_QUERY],
         scopes=scopes,
@@ -335,11 +300,10 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
     data = call.data
+    # `expires_at` is in UTC already (validation.moment).
     expires_at: datetime | None = data.get(ATTR_EXPIRES_AT)
     if ATTR_EXPIRES_IN in data:
         expires_at = dt_util.utcnow() + data[ATTR_EXPIRES_IN]
-    elif expires_at is not None:
-        expires_at = dt_util.as_utc(expires_at)
     memory = NewMemory(
         content=data[ATTR_CONTENT],
         type=MemoryType(data[ATTR_TYPE]),
@@ -348,10 +312,7 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
         expires_at=expires_at,
         source=Source(origin=Origin.ACTION, user_id=call.context.user_id),
     )
-    try:
-        result = await entry.runtime_data.store.add(memory)
-    except StoreError as err:
-        raise _store_error(err) from err
+    result = await entry.runtime_data.store.add(memory)
     return {"id": result.item.id, "created": result.created}
 
 
@@ -375,31 +336,25 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
         # What was said before this call, not only what capture wrote since.
         await entry.runtime_data.capture.async_flush()
     response: dict[str, Any] = {}
-    try:
-        if source != SOURCE_CONVERSATIONS:
-            # None (keyword-only) while the provider is down, slow or rebuilding.
-            if (vector := await async_query_vector(entry, query.text)) is not None:
-                query = replace(query, vector=vector)
-            hits = await entry.runtime_data.store.search(query)
-            response["memories"] = [
-                hit.as_dict() for hit in caller.found(hits, query.text)
-            ]
-        if source != SOURCE_MEMORIES:
-            messages = _message_query(query)
-            # Embedded once per call (with `both`, the memories' vector comes
-            # back from the queue's cache); None while the messages are
-            # re-embedded or the provider is down: keywords only.
-            if (
-                vector := await async_query_vector(entry, query.text, messages=True)
-            ) is not None:
-                messages = replace(messages, vector=vector)
-            found = await entry.runtime_data.conversations.search(messages)
-            response["messages"] = [
-                replace(hit, message=caller.shown(hit.message)).as_dict()
-                for hit in found
-            ]
-    except StoreError as err:
-        raise _store_error(err) from err
+    if source != SOURCE_CONVERSATIONS:
+        # None (keyword-only) while the provider is down, slow or rebuilding.
+        if (vector := await async_query_vector(entry, query.text)) is not None:
+            query = replace(query, vector=vector)
+        hits = await entry.runtime_data.store.search(query)
+        response["memories"] = [hit.as_dict() for hit in caller.found(hits, query.text)]
+    if source != SOURCE_MEMORIES:
+        messages = _message_query(query)
+        # Embedded once per call (with `both`, the memories' vector comes
+        # back from the queue's cache); None while the messages are
+        # re-embedded or the provider is down: keywords only.
+        if (
+            vector := await async_query_vector(entry, query.text, messages=True)
+        ) is not None:
+            messages = replace(messages, vector=vector)
+        found = await entry.runtime_data.conversations.search(messages)
+        response["messages"] = [
+            replace(hit, message=caller.shown(hit.message)).as_dict() for hit in found
+        ]
     return response
 
 
@@ -423,17 +378,15 @@ async def _async_forget(call: ServiceCall) -> ServiceResponse:
                 translation_domain=DOMAIN, translation_key="ids_need_one_source"
             )
         await entry.runtime_data.capture.async_flush()
+    check_ids(data.get(ATTR_IDS, ()))
     response: dict[str, Any] = {
         "dry_run": data[ATTR_DRY_RUN],
         "purged": data[ATTR_PURGE] and not data[ATTR_DRY_RUN],
     }
-    try:
-        if source != SOURCE_CONVERSATIONS:
-            response["memories"] = await _forget_memories(call, entry, caller)
-        if source != SOURCE_MEMORIES:
-            response["messages"] = await _forget_messages(call, entry, caller)
-    except StoreError as err:
-        raise _store_error(err) from err
+    if source != SOURCE_CONVERSATIONS:
+        response["memories"] = await _forget_memories(call, entry, caller)
+    if source != SOURCE_MEMORIES:
+        response["messages"] = await _forget_messages(call, entry, caller)
     return response
 
 
@@ -501,10 +454,8 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
     item_id: int = call.data[ATTR_ID]
-    try:
-        items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
-    except StoreError as err:
-        raise _store_error(err) from err
+    check_ids([item_id])
+    items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
     return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
 
 
@@ -518,5 +469,9 @@ def async_setup_services(hass: HomeAssistant) -> None:
         (SERVICE_GET, _async_get, GET_SCHEMA, SupportsResponse.ONLY),
     ):
         hass.services.async_register(
-            DOMAIN, name, handler, schema=schema, supports_response=supports
+            DOMAIN,
+            name,
+            translated_errors(handler),
+            schema=schema,
+            supports_response=supports,
         )

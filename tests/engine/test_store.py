@@ -49,6 +49,7 @@ from custom_components.memory.engine import (
     VectorDimensionError,
     store as store_module,
 )
+from custom_components.memory.engine.errors import TooManyTagsError
 from custom_components.memory.engine.fusion import CONTEXT_WEIGHT
 from custom_components.memory.engine.models import MAX_TAGS, from_timestamp
 from custom_components.memory.engine.text import fts_match_expression
@@ -315,16 +316,76 @@ async def test_empty_content(store: MemoryStore, content: str) -> None:
         ("a/b",),
         ("#hash",),
         ("x" * 41,),
-        tuple(f"tag{i}" for i in range(MAX_TAGS + 1)),
     ],
 )
 async def test_invalid_tags(store: MemoryStore, tags: tuple[str, ...]) -> None:
-    """Unstorable tags and too many tags are refused."""
+    """Unstorable tags are refused."""
     with pytest.raises(InvalidTagError) as info:
         await store.add(memory("Tagged memory", tags=tags))
     assert info.value.key == "invalid_tag"
     assert "tag" in info.value.placeholders
     assert (await store.stats()).by_status == {}
+
+
+async def test_too_many_tags(store: MemoryStore) -> None:
+    """Too many tags: the error says how many, and the limit, not a tag."""
+    tags = tuple(f"tag{i}" for i in range(MAX_TAGS + 5))
+    with pytest.raises(TooManyTagsError) as info:
+        await store.add(memory("Tagged memory", tags=(*tags, "TAG0")))
+    assert info.value.key == "too_many_tags"
+    assert info.value.placeholders == {
+        "count": str(MAX_TAGS + 5),
+        "limit": str(MAX_TAGS),
+    }
+    assert (await store.stats()).by_status == {}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\x00",
+        "\u200b\ufeff",
+        "\u00a0\u3000\u2028",
+        "\u2066\u00ad\u180e",
+        "\u3164\u2800",
+    ],
+)
+async def test_invisible_content(store: MemoryStore, content: str) -> None:
+    """Content with no visible character is not a memory."""
+    with pytest.raises(EmptyContentError):
+        await store.add(memory(content))
+    assert (await store.stats()).by_status == {}
+
+
+async def test_control_characters_dropped(store: MemoryStore) -> None:
+    """NUL and other controls never reach the database; tabs and line breaks do."""
+    item = (await store.add(memory("\x00Bins\x00 go\x1b out\r\n\ton Thursday"))).item
+    assert item.content == "Bins go out\n\ton Thursday"
+    assert ids(await store.search(SearchQuery(text="bins"))) == [item.id]
+
+
+async def test_line_breaking_controls_keep_words_apart(store: MemoryStore) -> None:
+    """A control that breaks a line becomes a line break, not nothing.
+
+    Dropping it would join "SYSTEM:" and "obey" into one word, and the words
+    on either side would no longer be found apart.
+    """
+    item = (await store.add(memory("Boiler\x85service\x0bdue\x1emonday\rnow"))).item
+    assert item.content == "Boiler\nservice\ndue\nmonday\nnow"
+    assert ids(await store.search(SearchQuery(text="service"))) == [item.id]
+
+
+async def test_ids_beyond_sqlite(store: MemoryStore) -> None:
+    """Ids no row can have are unknown, never an OverflowError from SQLite."""
+    item = (await store.add(memory("Keep me"))).item
+    huge = [2**63, 2**64, -(2**63) - 1]
+    assert await store.get_many([item.id, *huge]) == {item.id: item}
+    assert await store.get(2**63) is None
+    for purge in (False, True):
+        with pytest.raises(UnknownMemoryError) as info:
+            await store.forget([item.id, 2**63], purge=purge)
+        assert info.value.placeholders == {"ids": str(2**63)}
+    assert await store.get(item.id) == item
 
 
 async def test_tag_limits_accepted(store: MemoryStore) -> None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import closing
 from datetime import timedelta
 import logging
+from pathlib import Path
+import shutil
+import sqlite3
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse
 from homeassistant.exceptions import (
     HomeAssistantError,
     ServiceValidationError,
@@ -21,10 +26,23 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.const import DOMAIN
+from custom_components.memory.coordinator import MemoryConfigEntry
+from custom_components.memory.errors import translated_errors
 
 from . import add, call, search_ids
 
 FROZEN_TIME = "2026-03-14T09:26:53+00:00"
+
+# One valid call of each action, for checks that hold whatever the call.
+ALL_ACTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("add", {"content": "Mia is allergic to nuts"}),
+    ("search", {"query": "nuts"}),
+    ("forget", {"ids": [1]}),
+    ("get", {"id": 1}),
+    ("digest", {}),
+    ("export", {}),
+    ("profile", {}),
+]
 
 
 async def _all_ids(hass: HomeAssistant) -> list[int]:
@@ -300,7 +318,7 @@ async def test_forget_needs_target(
         ({"content": "ok", "tags": ["no spaces!"]}, "invalid_tag"),
         ({"content": "ok", "tags": ["t" * 41]}, "invalid_tag"),
         ({"content": "ok", "tags": [""]}, "invalid_tag"),
-        ({"content": "ok", "tags": [f"tag{i}" for i in range(21)]}, "invalid_tag"),
+        ({"content": "ok", "tags": [f"tag{i}" for i in range(21)]}, "too_many_tags"),
     ],
     ids=[
         "content_2001",
@@ -559,27 +577,22 @@ async def test_fts_syntax_never_raises(
 async def test_not_loaded(
     hass: HomeAssistant, init_integration: MockConfigEntry
 ) -> None:
-    """The actions stay registered but say so when no entry is loaded."""
+    """The actions stay registered but say so, as a validation error, when unloaded."""
     assert await hass.config_entries.async_unload(init_integration.entry_id)
     await hass.async_block_till_done()
 
-    for service, data in (
-        ("add", {"content": "Mia is allergic to nuts"}),
-        ("search", {"query": "nuts"}),
-        ("forget", {"ids": [1]}),
-        ("get", {"id": 1}),
-    ):
-        with pytest.raises(HomeAssistantError) as err:
+    for service, data in ALL_ACTIONS:
+        with pytest.raises(ServiceValidationError) as err:
             await call(hass, service, data)
-        assert not isinstance(err.value, ServiceValidationError)
-        assert err.value.translation_key == "not_loaded"
+        assert err.value.translation_domain == DOMAIN
+        assert err.value.translation_key == "not_loaded", service
 
 
 async def test_not_set_up(hass: HomeAssistant) -> None:
     """Without any entry, the actions exist and report that nothing is loaded."""
     assert await async_setup_component(hass, DOMAIN, {})
 
-    with pytest.raises(HomeAssistantError) as err:
+    with pytest.raises(ServiceValidationError) as err:
         await call(hass, "search", {"query": "nuts"})
 
     assert err.value.translation_key == "not_loaded"
@@ -866,3 +879,366 @@ async def test_unknown_user(
         await call(hass, service, data, context=Context(user_id="no-such-user"))
 
     assert await _all_ids(hass) == []
+
+
+# -- hostile input -------------------------------------------------------------
+
+# Beyond SQLite's 64-bit integers: binding one raised OverflowError.
+BEYOND_SQLITE = [2**63, 2**64, 10**400]
+
+
+@pytest.mark.parametrize("item_id", BEYOND_SQLITE, ids=["2^63", "2^64", "1e400"])
+async def test_ids_beyond_sqlite_range(
+    hass: HomeAssistant, init_integration: MockConfigEntry, item_id: int
+) -> None:
+    """An id no row can have is refused before SQLite sees it; nothing changes."""
+    kept = await add(hass, "The garden hose is in the shed")
+
+    for service, data in (
+        ("get", {"id": item_id}),
+        ("forget", {"ids": [kept, item_id]}),
+        ("forget", {"ids": [item_id], "purge": True}),
+        ("forget", {"ids": [item_id], "source": "conversations", "purge": True}),
+        ("digest", {"conversation": item_id}),
+    ):
+        with pytest.raises(ServiceValidationError) as err:
+            await call(hass, service, data)
+        assert err.value.translation_domain == DOMAIN
+        assert err.value.translation_key == "id_out_of_range", service
+        assert err.value.translation_placeholders == {"max": str(2**63 - 1)}
+
+    assert (await call(hass, "get", {"id": kept}))["status"] == "active"
+    # The largest id SQLite can hold is merely unknown.
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "get", {"id": 2**63 - 1})
+    assert err.value.translation_key == "unknown_memory"
+
+
+@pytest.mark.parametrize(
+    ("service", "data"),
+    [
+        ("add", {"expires_in": {"days": 10**9}}),
+        ("add", {"expires_in": {"days": 36_501}}),
+        ("add", {"expires_in": {"hours": 1e300}}),
+        ("add", {"expires_in": {"hours": float("inf")}}),
+        ("add", {"expires_in": 1e300}),
+        ("add", {"expires_in": "inf"}),
+        ("add", {"expires_in": 2**64}),
+        ("add", {"expires_at": "0001-01-01T00:00:00+14:00"}),
+        ("add", {"expires_at": "9999-12-31T23:59:59-14:00"}),
+        ("add", {"expires_at": "9000-01-01T00:00:00+00:00"}),
+        ("add", {"expires_at": "1899-12-31T23:59:59+00:00"}),
+        ("add", {"person": 3}),
+        ("add", {"person": 1e300}),
+        ("search", {"since": "0001-01-01T00:00:00+14:00"}),
+        ("search", {"since": "9999-12-31T23:59:59-14:00"}),
+        ("search", {"recency_days": 10_000_000}),
+        ("search", {"recency_days": 1e30}),
+        ("search", {"recency_days": 36_500.5}),
+        ("search", {"recency_days": float("inf")}),
+        ("search", {"recency_days": "nan"}),
+        ("search", {"person": 3}),
+        ("forget", {"query": "hose", "recency_days": 1e30}),
+        ("forget", {"query": "hose", "since": "0001-01-01T00:00:00+14:00"}),
+        ("export", {"person": 3}),
+        ("profile", {"person": 3}),
+    ],
+    ids=[
+        "expires_in_billion_days",
+        "expires_in_over_100_years",
+        "expires_in_hours_1e300",
+        "expires_in_hours_inf",
+        "expires_in_seconds_1e300",
+        "expires_in_inf_text",
+        "expires_in_2^64",
+        "expires_at_year_1",
+        "expires_at_year_9999",
+        "expires_at_year_9000",
+        "expires_at_1899",
+        "add_person_int",
+        "add_person_float",
+        "since_year_1",
+        "since_year_9999",
+        "recency_ten_million",
+        "recency_1e30",
+        "recency_over_100_years",
+        "recency_inf",
+        "recency_nan",
+        "search_person_int",
+        "forget_recency_1e30",
+        "forget_since_year_1",
+        "export_person_int",
+        "profile_person_int",
+    ],
+)
+async def test_out_of_bounds_refused(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    service: str,
+    data: dict[str, Any],
+) -> None:
+    """Numbers, durations and dates beyond the bounds fail validation, no overflow."""
+    kept = await add(hass, "The garden hose is in the shed")
+    if service == "add":
+        data = {"content": "Guests stay a while", **data}
+
+    with pytest.raises(probatio.Invalid):
+        await call(hass, service, data)
+
+    assert await _all_ids(hass) == [kept]
+    assert (await call(hass, "get", {"id": kept}))["status"] == "active"
+
+
+async def test_bounds_accepted(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """The bounds themselves are valid values."""
+    far = await add(hass, "The deed is kept at the bank", expires_in={"days": 36_500})
+    late = await add(
+        hass, "The time capsule opens", expires_at="8999-12-31T12:00:00-05:00"
+    )
+
+    assert (await call(hass, "get", {"id": late}))["expires_at"] == (
+        "8999-12-31T17:00:00+00:00"
+    )
+    assert sorted(await search_ids(hass, recency_days=36_500)) == [far, late]
+    assert sorted(await search_ids(hass, since="1900-01-01T00:00:00+00:00")) == [
+        far,
+        late,
+    ]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\x00",
+        "\x00\x00 \x00",
+        "\u200b",
+        "\ufeff",
+        "\u200b\u200c\u200d\u2060\ufeff",
+        "\u00a0\u2002\u3000\u2028\u2029",
+        "\u202e\u2066\u2069\u061c\u00ad",
+        "\u3164\u115f\u2800",
+        "\u0301\u20dd",
+        "\x01\x1b\x7f\x9b",
+    ],
+    ids=[
+        "nul",
+        "nuls_and_space",
+        "zero_width_space",
+        "bom",
+        "zero_widths",
+        "unicode_spaces",
+        "bidi_and_soft_hyphen",
+        "fillers",
+        "lone_combining_marks",
+        "controls",
+    ],
+)
+async def test_invisible_content_is_empty(
+    hass: HomeAssistant, init_integration: MockConfigEntry, content: str
+) -> None:
+    """Text that shows nothing is not a memory."""
+    with pytest.raises(ServiceValidationError) as err:
+        await call(hass, "add", {"content": content})
+
+    assert err.value.translation_key == "empty_content"
+    assert await _all_ids(hass) == []
+
+
+async def test_nul_never_stored(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """NUL and other control characters are dropped; tabs and line breaks stay."""
+    item_id = await add(hass, "Mia\x00 likes\x07 tea\r\n\twith milk\x00")
+
+    assert (await call(hass, "get", {"id": item_id}))["content"] == (
+        "Mia likes tea\n\twith milk"
+    )
+    # Zero-width joiners inside visible text (emoji sequences) are kept.
+    family = await add(hass, "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467")
+    assert "\u200d" in (await call(hass, "get", {"id": family}))["content"]
+
+
+async def test_too_many_tags_names_the_count(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """The refusal says how many tags were given and how many fit."""
+    with pytest.raises(ServiceValidationError) as err:
+        await call(
+            hass, "add", {"content": "ok", "tags": [f"tag{i}" for i in range(25)]}
+        )
+
+    assert err.value.translation_key == "too_many_tags"
+    assert err.value.translation_placeholders == {"count": "25", "limit": "20"}
+    assert "25" in str(err.value)
+    assert "20" in str(err.value)
+    assert await _all_ids(hass) == []
+
+
+async def test_tag_words_are_joined(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """A tag of several words is stored with `_`, and found as typed."""
+    item_id = await add(hass, "The boiler was serviced", tags=["Two  Words", "kids"])
+
+    assert (await call(hass, "get", {"id": item_id}))["tags"] == ["two_words", "kids"]
+    assert await search_ids(hass, tags=["two words"]) == [item_id]
+    assert await search_ids(hass, tags=["TWO_WORDS"]) == [item_id]
+
+
+async def test_not_loaded_after_setup_error(
+    hass: HomeAssistant, mock_config_entry: MockConfigEntry, database_file: Path
+) -> None:
+    """With the entry in setup_error, every action answers a validation error."""
+    database_file.parent.mkdir(parents=True)
+    database_file.write_bytes(b"not a database " * 1000)
+    mock_config_entry.add_to_hass(hass)
+    assert not await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert mock_config_entry.state is ConfigEntryState.SETUP_ERROR
+
+    for service, data in ALL_ACTIONS:
+        with pytest.raises(ServiceValidationError) as err:
+            await call(hass, service, data)
+        assert err.value.translation_domain == DOMAIN
+        assert err.value.translation_key == "not_loaded", service
+        assert "Set it up" in str(err.value)
+
+
+# -- database failures ---------------------------------------------------------
+
+_TABLES = ("memories", "memories_fts", "memory_tags", "embedding_jobs")
+
+
+def _row_counts(path: Path) -> dict[str, int]:
+    """Rows per table, read from the file by a connection of its own."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
+            for table in _TABLES
+        }
+
+
+async def _writer_pragma(entry: MemoryConfigEntry, pragma: str) -> int:
+    """Set a pragma on the store's own writer connection; return page_count."""
+    async with entry.runtime_data.store.transaction() as writer:
+        await writer.execute(f"PRAGMA {pragma}")
+        async with writer.execute("PRAGMA page_count") as cursor:
+            row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_disk_full(
+    hass: HomeAssistant, init_integration: MemoryConfigEntry, database_file: Path
+) -> None:
+    """A full disk is a translated error; a failed add stores nothing at all."""
+    kept = await add(hass, "The garden hose is in the shed", tags=["garden"])
+    pages = await _writer_pragma(init_integration, "page_count")
+    await _writer_pragma(init_integration, f"max_page_count = {pages}")
+
+    failure: HomeAssistantError | None = None
+    before: dict[str, int] = {}
+    for i in range(20):  # until the pages left over are used up
+        before = await hass.async_add_executor_job(_row_counts, database_file)
+        words = " ".join(f"word{i}x{j}" for j in range(150))
+        try:
+            await call(hass, "add", {"content": words, "tags": [f"t{i}", "full"]})
+        except HomeAssistantError as err:
+            failure = err
+            break
+    assert failure is not None
+    assert not isinstance(failure, ServiceValidationError)
+    assert failure.translation_domain == DOMAIN
+    assert failure.translation_key == "database_full"
+    assert "full" in str(failure)
+    assert await hass.async_add_executor_job(_row_counts, database_file) == before
+    # What is stored can still be read and searched.
+    assert await search_ids(hass, query="garden") == [kept]
+    assert (await call(hass, "get", {"id": kept}))["status"] == "active"
+
+    # With space again, the same call works.
+    await _writer_pragma(init_integration, "max_page_count = 1073741823")
+    assert (await call(hass, "add", {"content": "Space is back"}))["created"]
+
+
+async def test_database_read_only(
+    hass: HomeAssistant, init_integration: MemoryConfigEntry, database_file: Path
+) -> None:
+    """A database SQLite may not write answers a translated error; reads work."""
+    kept = await add(hass, "The garden hose is in the shed")
+    await _writer_pragma(init_integration, "query_only = 1")
+    before = await hass.async_add_executor_job(_row_counts, database_file)
+
+    for service, data in (
+        ("add", {"content": "Ben is allergic to cats"}),
+        ("forget", {"ids": [kept]}),
+        ("forget", {"ids": [kept], "purge": True}),
+    ):
+        with pytest.raises(HomeAssistantError) as err:
+            await call(hass, service, data)
+        assert not isinstance(err.value, ServiceValidationError)
+        assert err.value.translation_key == "database_read_only"
+        assert "may not write" in str(err.value)
+
+    assert await hass.async_add_executor_job(_row_counts, database_file) == before
+    assert await search_ids(hass, query="garden") == [kept]
+
+
+@pytest.mark.parametrize(
+    "how", ["file_deleted", "folder_deleted", "file_moved", "file_replaced"]
+)
+async def test_database_vanished(
+    hass: HomeAssistant,
+    init_integration: MemoryConfigEntry,
+    database_file: Path,
+    how: str,
+) -> None:
+    """A database removed under Home Assistant is reported, never written blind.
+
+    In WAL mode SQLite would go on "storing" into the deleted file, and all
+    of it would be gone at the next start.
+    """
+    await add(hass, "The garden hose is in the shed")
+    await hass.async_block_till_done()
+
+    def vanish() -> None:
+        if how == "file_deleted":
+            database_file.unlink()
+        elif how == "folder_deleted":
+            shutil.rmtree(database_file.parent)
+        elif how == "file_moved":
+            database_file.rename(database_file.with_suffix(".moved"))
+        else:  # a copy put back in its place (a restore while running)
+            moved = database_file.rename(database_file.with_suffix(".moved"))
+            shutil.copyfile(moved, database_file)
+
+    await hass.async_add_executor_job(vanish)
+
+    for service, data in (
+        ("add", {"content": "Ben is allergic to cats"}),
+        ("search", {"query": "garden"}),
+        ("get", {"id": 1}),
+        ("forget", {"ids": [1]}),
+    ):
+        with pytest.raises(HomeAssistantError) as err:
+            await call(hass, service, data)
+        assert not isinstance(err.value, ServiceValidationError)
+        assert err.value.translation_key == "database_gone", service
+        assert str(database_file) in str(err.value)
+
+    # As the message says: a reload starts again (with the file now there).
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    assert (await call(hass, "add", {"content": "Ben is allergic to cats"}))["created"]
+
+
+async def test_other_errors_are_not_database_errors(hass: HomeAssistant) -> None:
+    """A ValueError that is not aiosqlite's closed connection is a bug: let it go."""
+
+    async def buggy(call: ServiceCall) -> ServiceResponse:
+        raise ValueError("a bug, not the database")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await translated_errors(buggy)(ServiceCall(hass, DOMAIN, "add", {}))

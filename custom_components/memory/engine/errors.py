@@ -46,6 +46,12 @@ class InvalidTagError(InvalidInputError):
     key = "invalid_tag"
 
 
+class TooManyTagsError(InvalidTagError):
+    """More tags than a memory may have; names the count, not a tag."""
+
+    key = "too_many_tags"
+
+
 class InvalidScopeError(InvalidInputError):
     """A scope name that is empty or too long."""
 
@@ -104,9 +110,71 @@ class ExportNotErasedError(StoreError):
     key = "export_not_erased"
 
 
+class DatabaseFullError(StoreError):
+    """The disk (or the database's size limit) is full; nothing was written."""
+
+    key = "database_full"
+
+
+class DatabaseReadOnlyError(StoreError):
+    """The database may be read but not written (file, folder or mount)."""
+
+    key = "database_read_only"
+
+
+class DatabaseGoneError(StoreError):
+    """The database file or its folder was removed or moved while open.
+
+    SQLite reports it only in rollback-journal mode; in WAL mode the store
+    checks the file itself (store.check_database_file).
+    """
+
+    key = "database_gone"
+
+
+class DatabaseFailedError(StoreError):
+    """Any other failure of SQLite or of the connection under a call."""
+
+    key = "store_failed"
+
+
 # What a database call may raise besides the errors above: SQLite's own, and
 # aiosqlite's ValueError("Connection closed") for a call in flight when the
 # store closes under it (an unload during a background run). Background work
 # (capture, digestion, profiles, the embedding worker) logs these and retries
 # later instead of failing as a task nobody awaits.
 DATABASE_ERRORS: Final = (StoreError, sqlite3.Error, ValueError)
+
+# aiosqlite's messages for a call on a connection that is closed or closing.
+_CLOSED_MESSAGES: Final = frozenset({"Connection closed", "no active connection"})
+# SQLite's primary result codes (the low byte of an extended code).
+_SQLITE_READONLY: Final = 8
+_SQLITE_FULL: Final = 13
+# SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under the connection.
+_SQLITE_READONLY_DBMOVED: Final = _SQLITE_READONLY | (4 << 8)
+
+
+def database_error(err: BaseException) -> StoreError | None:
+    """Say what a database call's failure means, as an error with its own key.
+
+    None when `err` is not a database failure (a ValueError of a bug), which
+    the caller lets go on. The SQLite message is kept as the `error`
+    placeholder: it names no memory content.
+    """
+    if isinstance(err, StoreError):
+        return err
+    if isinstance(err, ValueError):
+        if str(err) not in _CLOSED_MESSAGES:
+            return None
+        return DatabaseFailedError("the memory store is closed", error=str(err))
+    if not isinstance(err, sqlite3.Error):
+        return None
+    code = getattr(err, "sqlite_errorcode", None) or 0
+    kind: type[StoreError] = DatabaseFailedError
+    if code == _SQLITE_READONLY_DBMOVED:
+        kind = DatabaseGoneError
+    elif code & 0xFF == _SQLITE_READONLY:
+        kind = DatabaseReadOnlyError
+    elif code & 0xFF == _SQLITE_FULL:
+        kind = DatabaseFullError
+    return kind(f"database error: {err}", error=str(err))

@@ -34,6 +34,7 @@ import numpy.typing as npt
 from .errors import (
     ContentTooLongError,
     DatabaseCorruptError,
+    DatabaseGoneError,
     DatabaseTooNewError,
     DatabaseUnavailableError,
     EmptyContentError,
@@ -42,6 +43,7 @@ from .errors import (
     InvalidScopeError,
     InvalidTagError,
     StoreError,
+    TooManyTagsError,
     UnknownMemoryError,
     VectorDimensionError,
 )
@@ -68,8 +70,10 @@ from .models import (
 )
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .text import (
+    clean_content,
     content_key,
     fts_match_expression,
+    is_blank,
     normalize_tag,
     query_terms,
     term_coverage,
@@ -116,6 +120,8 @@ BM25_WEIGHTS: Final = (1.0, 0.5)
 _BM25: Final = f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 _LOAD_BATCH: Final = 4096
 _BUSY_TIMEOUT_MS: Final = 10_000
+# SQLite's largest INTEGER, so the largest id a row can have.
+MAX_ROW_ID: Final = 2**63 - 1
 # Ids per `IN (…)` when reading vectors of many rows.
 _ID_CHUNK: Final = 500
 # How long closing waits for a write in flight (seconds).
@@ -333,9 +339,14 @@ def _row_to_item(row: sqlite3.Row) -> MemoryItem:
 
 
 def validate_memory(memory: NewMemory) -> tuple[str, tuple[str, ...]]:
-    """Check a new memory; return its trimmed content and normalised tags."""
-    content = memory.content.strip()
-    if not content:
+    """Check a new memory; return its cleaned content and normalised tags.
+
+    NUL and other control characters (but tabs and line breaks) are dropped;
+    text with no visible character (only spaces, zero-width or other
+    invisible characters) is not a memory.
+    """
+    content = clean_content(memory.content).strip()
+    if is_blank(content):
         raise EmptyContentError("memory content is empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise ContentTooLongError(
@@ -346,6 +357,36 @@ def validate_memory(memory: NewMemory) -> tuple[str, tuple[str, ...]]:
         )
     validate_scope(memory.scope)
     return content, normalize_tags(memory.tags)
+
+
+def storable_ids(ids: Iterable[int]) -> list[int]:
+    """Ids SQLite can hold (1 to 2**63 - 1), unique and sorted.
+
+    Any other id cannot exist; binding it would raise OverflowError.
+    """
+    return sorted({item_id for item_id in ids if 1 <= item_id <= MAX_ROW_ID})
+
+
+def check_database_file(path: Path, known: tuple[int, int] | None) -> tuple[int, int]:
+    """Return the database file's (device, inode); raise if it is not `known`.
+
+    In WAL mode SQLite goes on writing to a file that was deleted or moved
+    while open, and all of it is lost at the next start. A stat costs a few
+    microseconds, so every use of the store checks that its file is still
+    the one it opened.
+    """
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise DatabaseGoneError(
+            f"{path} is gone", error=f"{path}: {err.strerror or err}"
+        ) from err
+    identity = (info.st_dev, info.st_ino)
+    if known is not None and identity != known:
+        raise DatabaseGoneError(
+            f"{path} was replaced", error=f"{path} is another file now"
+        )
+    return identity
 
 
 def validate_scope(scope: str) -> None:
@@ -365,7 +406,11 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
             )
         result[normal] = None
     if len(result) > MAX_TAGS:
-        raise InvalidTagError(f"at most {MAX_TAGS} tags", tag=str(len(result)))
+        raise TooManyTagsError(
+            f"{len(result)} tags, the limit is {MAX_TAGS}",
+            count=str(len(result)),
+            limit=str(MAX_TAGS),
+        )
     return tuple(result)
 
 
@@ -421,6 +466,8 @@ class MemoryStore:
         self._listeners: list[Callable[[], None]] = []
         self._erase_listeners: list[EraseListener] = []
         self._paused = False
+        # The open file's (device, inode), learnt at its first use.
+        self._identity: tuple[int, int] | None = None
 
     # -- life cycle ---------------------------------------------------------
 
@@ -677,6 +724,7 @@ class MemoryStore:
     def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
         if self._writer is None or self._reader is None:
             raise DatabaseUnavailableError("the memory store is not open", path="")
+        self._identity = check_database_file(self.path, self._identity)
         return self._writer, self._reader
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -920,8 +968,9 @@ class MemoryStore:
     async def _check_ids(self, conn: aiosqlite.Connection, ids: Sequence[int]) -> None:
         unique = sorted(set(ids))
         found: set[int] = set()
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
+        storable = storable_ids(unique)
+        for start in range(0, len(storable), 500):
+            chunk = storable[start : start + 500]
             async with conn.execute(
                 f"SELECT id FROM memories WHERE id IN ({placeholders(len(chunk))})",
                 chunk,
@@ -1041,7 +1090,7 @@ class MemoryStore:
         """Memories by id; missing ids are absent from the result."""
         if conn is None:
             _writer, conn = self._require()
-        unique = sorted(set(ids))
+        unique = storable_ids(ids)
         items: dict[int, MemoryItem] = {}
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]

@@ -113,6 +113,40 @@ def normalize_content(text: str) -> str:
     return text.rstrip(" .!?;,")
 
 
+def clean_content(text: str) -> str:
+    r"""Drop NUL and the other control characters; tabs and line breaks stay.
+
+    A control that breaks a line (`\r`, `\x0b`, `\x0c`, `\x1c`-`\x1f`,
+    `\x85`) becomes `\n`, and `\r\n` one `\n`: words on either side stay
+    apart. Every prompt shows a line break as a space (`fence_safe`).
+    """
+    if text.isprintable():
+        return text  # the common case
+    text = text.replace("\r\n", "\n")
+    return "".join(
+        ("\n" if char.isspace() else "")
+        if unicodedata.category(char) == "Cc" and char not in "\t\n"
+        else char
+        for char in text
+    )
+
+
+def is_blank(text: str) -> bool:
+    """Whether no character of `text` would show in a prompt.
+
+    Whitespace, what `fence_safe` removes (controls, format characters,
+    private-use, unassigned, the fillers), a blank Braille pattern and
+    combining marks with nothing to combine with.
+    """
+    return all(
+        char.isspace()
+        or char in _BLANKS
+        or _is_hidden(char)
+        or unicodedata.category(char) in {"Mn", "Me"}
+        for char in text
+    )
+
+
 def content_key(text: str) -> str:
     """Stable key of the normalised text, used for de-duplication."""
     return hashlib.sha256(normalize_content(text).encode()).hexdigest()[:32]

@@ -1,0 +1,89 @@
+"""Validators for the action schemas: bounded, and failing only with Invalid.
+
+Some of Home Assistant's own validators raise TypeError or OverflowError on
+hostile values (`person: 3`, `expires_in: {hours: 1e300}`), which reach the
+caller as a traceback (HTTP 500). The validators here turn those into
+`probatio.Invalid`, which Home Assistant answers as a validation error, and
+bound what would overflow later: date arithmetic, and SQLite's 64-bit ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from homeassistant.exceptions import ServiceValidationError
+from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
+import probatio
+
+from .const import DOMAIN
+from .engine.store import MAX_ROW_ID
+
+# Longest duration an action takes (`expires_in`, `recency_days`): 100 years.
+MAX_DAYS: Final = 36_500
+# Dates an action takes (`expires_at`, `since`), in UTC: from 1900 up to, not
+# including, 9000, far enough from datetime's year 1 and 9999 that no time
+# zone or arithmetic on them overflows.
+EARLIEST: Final = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST: Final = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def guarded(validator: Callable[[Any], Any], message: str) -> Callable[[Any], Any]:
+    """Make a validator fail with Invalid(message) whatever it raises."""
+
+    def validate(value: Any) -> Any:
+        try:
+            return validator(value)
+        except probatio.Invalid:
+            raise
+        except (TypeError, ValueError, OverflowError) as err:
+            raise probatio.Invalid(message) from err
+
+    return validate
+
+
+def moment(value: Any) -> datetime:
+    """Take a date and time from 1900 to 8999, in UTC (a naive one is local)."""
+    parsed: datetime = guarded(cv.datetime, "expected a date and time")(value)
+    try:
+        utc = dt_util.as_utc(parsed)
+    except (OverflowError, ValueError) as err:
+        raise probatio.Invalid("the date is out of range") from err
+    if not EARLIEST <= utc < LATEST:
+        raise probatio.Invalid(
+            f"the date must be from {EARLIEST.year} to {LATEST.year - 1}"
+        )
+    return utc
+
+
+PERSON: Final = guarded(
+    cv.entity_domain("person"), "expected the entity id of a person (person.*)"
+)
+# A positive duration of at most MAX_DAYS (a zero one would expire a memory
+# as it is stored).
+DURATION: Final = probatio.All(
+    guarded(cv.time_period, "expected a duration"),
+    probatio.Range(min=timedelta(0), min_included=False, max=timedelta(days=MAX_DAYS)),
+)
+# A number of days above 0 and at most MAX_DAYS; NaN and infinity fail.
+DAYS: Final = probatio.All(
+    probatio.Coerce(float), probatio.Range(min=0, min_included=False, max=MAX_DAYS)
+)
+# An id as the schema takes it; `check_ids` refuses those beyond SQLite's range.
+ROW_ID: Final = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
+
+
+def check_ids(ids: Iterable[int]) -> None:
+    """Refuse ids no row can have (beyond SQLite's 64-bit integers).
+
+    Before any lookup: SQLite raises OverflowError when such an id is bound.
+    The id is not repeated in the message (it may be thousands of digits).
+    """
+    if any(item_id > MAX_ROW_ID for item_id in ids):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="id_out_of_range",
+            translation_placeholders={"max": str(MAX_ROW_ID)},
+        )
