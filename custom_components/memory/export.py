@@ -70,7 +70,7 @@ from .engine.export_files import (
     write_export,
     written_exports,
 )
-from .errors import translated_errors
+from .errors import store_error, translated_errors
 from .recall import scope_label
 from .services import ATTR_PERSON, Caller, async_caller
 from .validation import PERSON
@@ -193,11 +193,7 @@ async def async_export(
         try:
             snapshot = await _async_snapshot(hass, entry, target.scopes)
         except StoreError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="store_failed",
-                translation_placeholders={"error": str(err)},
-            ) from err
+            raise store_error(err) from err
         try:
             paths, days = await hass.async_add_executor_job(
                 _render_and_write, target.folder, snapshot

@@ -33,7 +33,7 @@ from .const import (
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
 )
-from .coordinator import MemoryConfigEntry
+from .coordinator import MemoryConfigEntry, loaded_entry
 from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
@@ -43,9 +43,10 @@ from .engine import (
     Origin,
     SearchQuery,
     Source,
-    StoreError,
 )
+from .engine.errors import DATABASE_ERRORS, database_error
 from .engine.text import fence_safe
+from .errors import store_error
 from .recall import speaker
 from .services import Caller
 
@@ -70,13 +71,6 @@ def _error(key: str, **placeholders: str) -> HomeAssistantError:
         translation_key=key,
         translation_placeholders=placeholders or None,
     )
-
-
-def _loaded_entry(hass: HomeAssistant) -> MemoryConfigEntry:
-    entries: list[MemoryConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
-    if not entries:
-        raise _error("not_loaded")
-    return entries[0]
 
 
 def _compact(item: MemoryItem, caller: Caller) -> dict[str, Any]:
@@ -109,12 +103,15 @@ class MemoryTool(llm.Tool):
             args = self.parameters(tool_input.tool_args)
         except probatio.Invalid as err:
             raise _error("tool_invalid_arguments", error=str(err)) from err
-        entry = _loaded_entry(hass)
+        entry = loaded_entry(hass)
         caller = speaker(hass, entry, llm_context)
         try:
             data = await self._async_run(hass, entry, caller, args, llm_context)
-        except StoreError as err:
-            raise _error("store_failed", error=str(err)) from err
+        except DATABASE_ERRORS as err:
+            # A full disk, a vanished file: the same words as the actions.
+            if (known := database_error(err)) is None:
+                raise  # a ValueError that is not the database's: a bug
+            raise store_error(known) from err
         return llm.ToolResult(data=data)
 
     async def _async_run(

@@ -31,7 +31,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
 import probatio
@@ -52,7 +52,7 @@ from .engine import (
 from .engine.export import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import fence_safe
-from .errors import translated_errors
+from .errors import store_error, translated_errors
 from .recall import estimate_tokens, scope_label
 from .services import ATTR_PERSON, async_caller
 from .validation import PERSON
@@ -408,11 +408,7 @@ async def _async_profile(call: ServiceCall) -> ServiceResponse:
             scopes, retry_now=True
         )
     except StoreError as err:
-        raise HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="store_failed",
-            translation_placeholders={"error": str(err)},
-        ) from err
+        raise store_error(err) from err
     return {"profiles": [result.as_dict() for result in results]}
 
 
