@@ -433,6 +433,6 @@ async def test_database_failures_are_translated(
     assert failure.translation_key == "database_full"
 
     assert await hass.config_entries.async_unload(init_integration.entry_id)
-    with pytest.raises(ServiceValidationError) as err:
+    with pytest.raises(ServiceValidationError) as unloaded:
         await run(hass, tools["memory__search"], context, query="anything")
-    assert err.value.translation_key == "not_loaded"
+    assert unloaded.value.translation_key == "not_loaded"
