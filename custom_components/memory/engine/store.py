@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 import contextlib
 import hashlib
 import logging
+import os
 from pathlib import Path
 import sqlite3
+import stat
 import time
 from typing import Any, Final, Literal
 
@@ -113,6 +115,11 @@ _BUSY_TIMEOUT_MS: Final = 10_000
 _ID_CHUNK: Final = 500
 # How long closing waits for a write in flight (seconds).
 CLOSE_WAIT: Final = 10.0
+# Memories are private to the household: only Home Assistant's user may read
+# the folder and the files (SQLite gives the WAL and SHM the database's mode).
+FOLDER_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+DATABASE_SUFFIXES: Final = ("", "-wal", "-shm")
 
 _ITEM_COLUMNS: Final = (
     "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
@@ -355,6 +362,33 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(result)
 
 
+def _tighten(path: Path, mode: int) -> None:
+    """Give `path` `mode` if it needs it; a file we may not change is left."""
+    try:
+        if stat.S_IMODE(path.stat().st_mode) != mode:
+            path.chmod(mode)
+    except OSError as err:
+        _LOGGER.debug("Cannot restrict %s: %s", path, err.strerror)
+
+
+def make_private(path: Path) -> None:
+    """Create the database's folder and file readable by this user only.
+
+    Existing ones are tightened; a missing database file is created empty
+    (which SQLite opens as an empty database) so that it never exists with
+    the umask's wider mode. Raises OSError when the folder cannot be made.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
+    _tighten(path.parent, FOLDER_MODE)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+    for suffix in DATABASE_SUFFIXES:
+        file = Path(f"{path}{suffix}")
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(file.stat().st_mode):
+                _tighten(file, FILE_MODE)
+
+
 def _model_table(model: str) -> str:
     return "vec_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
@@ -422,10 +456,10 @@ class MemoryStore:
     async def open(self) -> None:
         """Open (creating if needed), check, migrate, and load the vector index."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private(self.path)
         except OSError as err:
             raise DatabaseUnavailableError(
-                f"cannot create {self.path.parent}: {err.strerror}",
+                f"cannot create {err.filename or self.path}: {err.strerror}",
                 path=str(self.path),
             ) from err
         try:
