@@ -13,19 +13,11 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
-from homeassistant.requirements import RequirementsNotFound, async_process_requirements
 from homeassistant.util import dt as dt_util
 
 from .ai_task import AITaskClient
 from .capture import ConversationCapture
-from .const import (
-    DATABASE_FILE,
-    DATABASE_FOLDER,
-    DOMAIN,
-    EXPIRE_INTERVAL_SECONDS,
-    LOGGER,
-    SQLITE_VEC_REQUIREMENT,
-)
+from .const import DATABASE_FILE, DATABASE_FOLDER, DOMAIN, EXPIRE_INTERVAL_SECONDS
 from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
 from .digestion import Digestion, async_setup_digest_service
 from .embedding import async_setup_embedding, store_model
@@ -42,6 +34,7 @@ from .profile import ProfileKeeper, async_setup_profile_service
 from .recall import memory_api
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
+from .vector_backend import async_remove_vector_backend, async_vector_backend_available
 
 PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.SENSOR]
 
@@ -59,22 +52,6 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_digest_service(hass)
     async_setup_export(hass)
     async_setup_profile_service(hass)
-    return True
-
-
-async def async_vector_backend_available(hass: HomeAssistant) -> bool:
-    """Install sqlite-vec on demand; False means the numpy index is used.
-
-    It is not a manifest requirement: it has no musllinux wheel, so listing it
-    would break set-up on Home Assistant OS and the official container.
-    """
-    try:
-        await async_process_requirements(
-            hass, DOMAIN, [SQLITE_VEC_REQUIREMENT], is_built_in=False
-        )
-    except RequirementsNotFound:
-        LOGGER.info("sqlite-vec is not available here; using the numpy vector index")
-        return False
     return True
 
 
@@ -218,3 +195,4 @@ async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> N
 
     await hass.async_add_executor_job(_remove)
     await async_remove_usage(hass)
+    await async_remove_vector_backend(hass)

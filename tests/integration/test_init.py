@@ -8,6 +8,7 @@ from pathlib import Path
 import random
 import sqlite3
 import threading
+from typing import Any
 from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
@@ -27,7 +28,6 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.memory import async_vector_backend_available
 from custom_components.memory.const import (
     CONF_DIMENSIONS,
     CONF_MODEL,
@@ -42,6 +42,7 @@ from custom_components.memory.engine import (
     MemoryStore,
     StoreError,
 )
+from custom_components.memory.vector_backend import async_vector_backend_available
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call, entity_state, entry_state, search_ids, settle
@@ -363,7 +364,8 @@ async def test_expired_at_startup(
 async def test_vector_backend_available(hass: HomeAssistant) -> None:
     """sqlite-vec is installed on demand; a failed install means numpy."""
     with patch(
-        "custom_components.memory.async_process_requirements", return_value=None
+        "custom_components.memory.vector_backend.async_process_requirements",
+        return_value=None,
     ) as process:
         assert await async_vector_backend_available(hass) is True
     process.assert_awaited_once_with(
@@ -371,10 +373,91 @@ async def test_vector_backend_available(hass: HomeAssistant) -> None:
     )
 
     with patch(
-        "custom_components.memory.async_process_requirements",
+        "custom_components.memory.vector_backend.async_process_requirements",
         side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
     ):
         assert await async_vector_backend_available(hass) is False
+
+
+def _model_entry(url: str) -> MockConfigEntry:
+    return MockConfigEntry(
+        domain=DOMAIN,
+        data={
+            CONF_PROVIDER: "ollama",
+            CONF_URL: url,
+            CONF_MODEL: "embed-small",
+            CONF_DIMENSIONS: 32,
+        },
+    )
+
+
+async def test_musl_never_installs_sqlite_vec(
+    hass: HomeAssistant, embedding_server: FakeEmbeddingServer
+) -> None:
+    """On musl (Home Assistant OS) there is no sqlite-vec build: no install is tried."""
+    entry = _model_entry(embedding_server.url)
+    entry.add_to_hass(hass)
+    with (
+        patch(
+            "custom_components.memory.vector_backend.platform_tags",
+            return_value=iter(["musllinux_1_2_x86_64", "linux_x86_64"]),
+        ),
+        patch(
+            "custom_components.memory.vector_backend.async_process_requirements"
+        ) as process,
+    ):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+
+    process.assert_not_called()
+    assert entry.state is ConfigEntryState.LOADED
+    assert entry.runtime_data.store.vector_backend == "numpy"
+
+
+async def test_failed_install_is_tried_once(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    hass_storage: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failed install is remembered across restarts, and forgotten on removal."""
+    entry = _model_entry(embedding_server.url)
+    entry.add_to_hass(hass)
+    with patch(
+        "custom_components.memory.vector_backend.async_process_requirements",
+        side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
+    ) as process:
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        assert entry.runtime_data.store.vector_backend == "numpy"
+        assert await hass.config_entries.async_unload(entry.entry_id)
+        await hass.async_block_till_done()
+        # A restart: Home Assistant's storage is read afresh.
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+
+    process.assert_awaited_once()
+    assert entry.state is ConfigEntryState.LOADED
+    assert entry.runtime_data.store.vector_backend == "numpy"
+    assert f"{DOMAIN}.vector_backend" in hass_storage
+
+    # Another Python (a Home Assistant upgrade) deserves another try.
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    with (
+        patch(
+            "custom_components.memory.vector_backend.platform.python_version",
+            return_value="3.99.0",
+        ),
+        patch(
+            "custom_components.memory.vector_backend.async_process_requirements",
+            return_value=None,
+        ) as retry,
+    ):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+    retry.assert_awaited_once()
+    assert f"{DOMAIN}.vector_backend" not in hass_storage
+    assert await hass.config_entries.async_remove(entry.entry_id)
 
 
 @pytest.mark.parametrize(
@@ -401,7 +484,7 @@ async def test_model_entry_backend(
     )
     entry.add_to_hass(hass)
     with patch(
-        "custom_components.memory.async_process_requirements",
+        "custom_components.memory.vector_backend.async_process_requirements",
         side_effect=side_effect,
     ) as process:
         assert await hass.config_entries.async_setup(entry.entry_id)
@@ -425,7 +508,9 @@ async def test_keyword_entry_skips_vector_backend(
 ) -> None:
     """Keyword-only search never installs sqlite-vec."""
     mock_config_entry.add_to_hass(hass)
-    with patch("custom_components.memory.async_process_requirements") as process:
+    with patch(
+        "custom_components.memory.vector_backend.async_process_requirements"
+    ) as process:
         assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
         await hass.async_block_till_done()
 
