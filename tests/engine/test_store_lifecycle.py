@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+import random
+import shutil
 import stat
 
-from .conftest import StoreFactory, memory, vector
+import pytest
+
+from custom_components.memory.engine import (
+    DatabaseCorruptError,
+    MemoryStore,
+    SearchQuery,
+    Signal,
+)
+from custom_components.memory.engine.integrity import marker_path
+
+from .conftest import MODEL, StoreFactory, memory, vector
 
 
 def _mode(path: Path) -> int:
@@ -43,3 +55,121 @@ async def test_existing_files_are_tightened(
     assert _mode(path.parent) == 0o700
     for suffix in ("", "-wal", "-shm"):
         assert _mode(Path(f"{path}{suffix}")) == 0o600, suffix
+
+
+def _damage(path: Path, pages: range, page_size: int = 4096) -> None:
+    """Write random bytes over whole pages of a database file, in place."""
+    garbage = random.Random(7).randbytes(page_size * len(pages))
+    with path.open("r+b") as file:
+        file.seek(pages.start * page_size)
+        file.write(garbage)
+
+
+async def _filled(store_factory: StoreFactory, path: Path, count: int = 400) -> None:
+    store = await store_factory(path)
+    await store.add_many(
+        [memory(f"Row {i} " + "padding " * 50) for i in range(count)],
+        vectors=[vector(i) for i in range(count)],
+    )
+    await store.close()
+
+
+async def test_clean_close_means_a_cheap_check(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """A new file gets a full check; after a clean close, the header and schema."""
+    first = await store_factory()
+    assert first.last_check is not None
+    assert first.last_check.kind == "full"
+    await first.add(memory("Kept"))
+    await first.close()
+    assert marker_path(db_path).exists()
+
+    second = await store_factory()
+
+    assert second.last_check is not None
+    assert (second.last_check.kind, second.last_check.ok) == ("quick", True)
+    # Consumed at open: a crash from here on leaves no marker.
+    assert not marker_path(db_path).exists()
+    await second.close()
+    assert marker_path(db_path).exists()
+
+
+async def test_crash_means_a_full_check(
+    store_factory: StoreFactory, db_path: Path, tmp_path: Path
+) -> None:
+    """A database left as a crash leaves it (no marker, a WAL) is fully checked."""
+    store = await store_factory()
+    await store.add(memory("Written before the crash"))
+    crashed = tmp_path / "crashed" / "memory.db"
+    crashed.parent.mkdir()
+    for suffix in ("", "-wal"):
+        shutil.copyfile(f"{db_path}{suffix}", f"{crashed}{suffix}")
+
+    reopened = await store_factory(crashed)
+
+    assert reopened.last_check is not None
+    assert reopened.last_check.kind == "full"
+    hits = await reopened.search(SearchQuery(text="crash"))
+    assert [hit.item.content for hit in hits] == ["Written before the crash"]
+
+
+async def test_damage_after_a_clean_close_is_found(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """Pages overwritten since the clean close: the marker no longer matches."""
+    await _filled(store_factory, db_path)
+    assert marker_path(db_path).exists()
+    _damage(db_path, range(20, 24))
+    damaged = db_path.read_bytes()
+
+    with pytest.raises(DatabaseCorruptError):
+        await store_factory()
+
+    assert db_path.read_bytes() == damaged
+
+
+async def test_damage_behind_a_matching_marker_is_found_on_demand(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """Damage the cheap check cannot see is found by `check_integrity`."""
+    await _filled(store_factory, db_path)
+    before = db_path.stat()
+    _damage(db_path, range(20, 24))
+    os.utime(db_path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    store = await store_factory()
+    assert store.last_check is not None
+    assert store.last_check.kind == "quick"
+
+    result = await store.check_integrity()
+
+    assert (result.kind, result.ok) == ("full", False)
+    assert result.problems > 0
+    assert store.last_check == result
+
+
+async def test_deferred_index(store_factory: StoreFactory, db_path: Path) -> None:
+    """Before `load_index` searches use keywords only; after, the same as ever."""
+    await _filled(store_factory, db_path, count=50)
+    query = SearchQuery(text="Row 7", vector=vector(7), limit=5)
+    eager = await store_factory()
+    expected = [(hit.item.id, hit.score) for hit in await eager.search(query)]
+    await eager.close()
+
+    store = MemoryStore(db_path, model=MODEL, vector_backend="numpy")
+    await store.open(defer_index=True)
+    try:
+        keyword_only = await store.search(query)
+        assert all(Signal.SEMANTIC not in hit.matched for hit in keyword_only)
+        assert keyword_only
+
+        await store.load_index()
+        await store.load_index()  # harmless twice
+
+        assert [(hit.item.id, hit.score) for hit in await store.search(query)] == (
+            expected
+        )
+        assert Signal.SEMANTIC in (await store.search(query))[0].matched
+    finally:
+        await store.close()

@@ -15,10 +15,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 import contextlib
 import hashlib
 import logging
-import os
 from pathlib import Path
 import sqlite3
-import stat
 import time
 from typing import Any, Final, Literal
 
@@ -40,7 +38,9 @@ from .errors import (
     UnknownMemoryError,
     VectorDimensionError,
 )
+from .files import make_private
 from .fusion import Ranked, add_context, fuse
+from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
 from .models import (
     MAX_CONTENT_CHARS,
     MAX_SCOPE_CHARS,
@@ -115,11 +115,6 @@ _BUSY_TIMEOUT_MS: Final = 10_000
 _ID_CHUNK: Final = 500
 # How long closing waits for a write in flight (seconds).
 CLOSE_WAIT: Final = 10.0
-# Memories are private to the household: only Home Assistant's user may read
-# the folder and the files (SQLite gives the WAL and SHM the database's mode).
-FOLDER_MODE: Final = 0o700
-FILE_MODE: Final = 0o600
-DATABASE_SUFFIXES: Final = ("", "-wal", "-shm")
 
 _ITEM_COLUMNS: Final = (
     "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
@@ -362,33 +357,6 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(result)
 
 
-def _tighten(path: Path, mode: int) -> None:
-    """Give `path` `mode` if it needs it; a file we may not change is left."""
-    try:
-        if stat.S_IMODE(path.stat().st_mode) != mode:
-            path.chmod(mode)
-    except OSError as err:
-        _LOGGER.debug("Cannot restrict %s: %s", path, err.strerror)
-
-
-def make_private(path: Path) -> None:
-    """Create the database's folder and file readable by this user only.
-
-    Existing ones are tightened; a missing database file is created empty
-    (which SQLite opens as an empty database) so that it never exists with
-    the umask's wider mode. Raises OSError when the folder cannot be made.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
-    _tighten(path.parent, FOLDER_MODE)
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
-    for suffix in DATABASE_SUFFIXES:
-        file = Path(f"{path}{suffix}")
-        with contextlib.suppress(OSError):
-            if stat.S_ISREG(file.stat().st_mode):
-                _tighten(file, FILE_MODE)
-
-
 def _model_table(model: str) -> str:
     return "vec_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
@@ -440,6 +408,10 @@ class MemoryStore:
         self._sqlite_vec = False
         self._listeners: list[Callable[[], None]] = []
         self._paused = False
+        # Set by a successful `open`: its `close` leaves the clean marker.
+        self._opened = False
+        self._index_pending = False
+        self.last_check: IntegrityCheck | None = None
 
     # -- life cycle ---------------------------------------------------------
 
@@ -453,10 +425,16 @@ class MemoryStore:
         """The embedding model searches use."""
         return self._model
 
-    async def open(self) -> None:
-        """Open (creating if needed), check, migrate, and load the vector index."""
+    async def open(self, *, defer_index: bool = False) -> None:
+        """Open (creating if needed), check, migrate, and load the vector index.
+
+        The whole file is checked only when its last close was not clean;
+        a cheap check reads its header and schema otherwise. With
+        `defer_index`, the vector index is left to `load_index`, and
+        searches use keywords only until then.
+        """
         try:
-            make_private(self.path)
+            clean = await asyncio.to_thread(self._prepare_files)
         except OSError as err:
             raise DatabaseUnavailableError(
                 f"cannot create {err.filename or self.path}: {err.strerror}",
@@ -466,7 +444,7 @@ class MemoryStore:
             self._writer = await self._connect()
             # Check and migrate before switching to WAL, which rewrites the
             # header: a corrupt or too-new file must be left byte for byte.
-            await self._check_integrity(self._writer)
+            await self._check_integrity(self._writer, "quick" if clean else "full")
             await self._migrate(self._writer)
             # Read the result: an unfinished statement would keep the lock
             # the switch took, and the reader could not open the database.
@@ -478,7 +456,10 @@ class MemoryStore:
                 for _shard in range(1, VEC0_SHARDS):
                     self._shard_readers.append(await self._connect())
             self._sqlite_vec = await self._try_sqlite_vec()
-            await self._load_index()
+            if defer_index:
+                self._index_pending = True
+            else:
+                await self._load_index()
         except sqlite3.DatabaseError as err:
             await self.close()
             if isinstance(err, sqlite3.OperationalError) and (
@@ -493,6 +474,31 @@ class MemoryStore:
         except BaseException:
             await self.close()
             raise
+        self._opened = True
+
+    def _prepare_files(self) -> bool:
+        """Make the files private; True if the last close was clean."""
+        make_private(self.path)
+        return closed_cleanly(self.path)
+
+    async def load_index(self) -> None:
+        """Load the vector index `open(defer_index=True)` left; harmless twice.
+
+        Holds writes meanwhile (a write's vectors go into the index it
+        loads), never searches. A vector table that cannot be read leaves
+        searches on keywords only, with a warning.
+        """
+        async with self._write_lock:
+            if not self._index_pending or self._writer is None:
+                return
+            try:
+                await self._load_index()
+            except sqlite3.Error as err:
+                _LOGGER.warning(
+                    "The memory vector index did not load; searches use keywords "
+                    "only: %s",
+                    err,
+                )
 
     async def _connect(self) -> aiosqlite.Connection:
         conn = await aiosqlite.connect(self.path, isolation_level=None)
@@ -512,13 +518,23 @@ class MemoryStore:
             raise
         return conn
 
-    async def _check_integrity(self, conn: aiosqlite.Connection) -> None:
-        async with conn.execute("PRAGMA quick_check") as cursor:
-            rows = await cursor.fetchall()
-        if [tuple(row) for row in rows] != [("ok",)]:
+    async def _check_integrity(
+        self, conn: aiosqlite.Connection, kind: CheckKind
+    ) -> None:
+        self.last_check = await check(conn, kind, self._clock())
+        if not self.last_check.ok:
             raise DatabaseCorruptError(
                 f"{self.path} failed its integrity check", path=str(self.path)
             )
+
+    async def check_integrity(self) -> IntegrityCheck:
+        """Check every page now, on a reader: writes and searches go on.
+
+        The result is also kept in `last_check`.
+        """
+        _writer, reader = self._require()
+        self.last_check = await check(reader, "full", self._clock())
+        return self.last_check
 
     async def _migrate(self, conn: aiosqlite.Connection) -> None:
         version = await self.schema_version(conn)
@@ -589,6 +605,7 @@ class MemoryStore:
         """Build the active model's index from `embeddings` (derived data)."""
         writer, reader = self._require()
         self._index = None
+        self._index_pending = False
         if self._model is None:
             return
         dim = await self._model_dim(reader, self._model)
@@ -692,6 +709,12 @@ class MemoryStore:
                     _LOGGER.debug("Error closing memory database: %s", err)
                 await _thread_ended(conn)
         self._vector_reader = self._reader = self._writer = None
+        if self._opened:
+            self._opened = False
+            try:
+                await asyncio.to_thread(mark_clean, self.path)
+            except OSError as err:
+                _LOGGER.debug("Cannot mark the memory database closed: %s", err)
 
     def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
         if self._writer is None or self._reader is None:
