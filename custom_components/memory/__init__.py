@@ -29,9 +29,12 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
+from .engine.files import DATABASE_SUFFIXES
+from .engine.integrity import marker_path
 from .export import async_setup_export
 from .profile import ProfileKeeper, async_setup_profile_service
 from .recall import memory_api
+from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
 from .vector_backend import async_remove_vector_backend, async_vector_backend_available
@@ -55,8 +58,10 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     return True
 
 
-async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
-    """Open the database, then start the sensors."""
+async def _async_open_store(
+    hass: HomeAssistant, entry: MemoryConfigEntry
+) -> MemoryStore:
+    """Open the database; a damaged one raises the repair issue."""
     model = store_model(entry.data)
     backend: Literal["auto", "numpy"] = "numpy"
     if model is not None and await async_vector_backend_available(hass):
@@ -69,8 +74,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         clock=lambda: dt_util.utcnow().timestamp(),
     )
     try:
-        await store.open()
+        await store.open(defer_index=True)
     except (DatabaseCorruptError, DatabaseTooNewError) as err:
+        if isinstance(err, DatabaseCorruptError):
+            async_raise_database_corrupt(hass, entry.entry_id, store.path)
         raise ConfigEntryError(
             translation_domain=DOMAIN,
             translation_key=err.key,
@@ -82,6 +89,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
             translation_key="database_unavailable",
             translation_placeholders={"path": str(store.path), "error": str(err)},
         ) from err
+    async_clear_database_corrupt(hass)
+    return store
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
+    """Open the database, then start the sensors."""
+    store = await _async_open_store(hass, entry)
     coordinator = MemoryStatsCoordinator(hass, entry, store)
 
     async def _close() -> None:
@@ -137,6 +151,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         )
     )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    # Not before: it holds writes (start-up's expiry, the first refresh)
+    # while it reads every vector; searches use keywords meanwhile.
+    _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
     if embedding is not None:
         embedding.start_worker()
     entry.async_on_unload(digestion.async_stop)
@@ -190,8 +207,9 @@ async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> N
     path = database_path(hass)
 
     def _remove() -> None:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in DATABASE_SUFFIXES:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+        marker_path(path).unlink(missing_ok=True)
 
     await hass.async_add_executor_job(_remove)
     await async_remove_usage(hass)

@@ -6,6 +6,7 @@ from datetime import timedelta
 import logging
 from pathlib import Path
 import random
+import re
 import sqlite3
 import threading
 from typing import Any
@@ -16,7 +17,10 @@ from homeassistant import loader
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.requirements import RequirementsNotFound
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -224,6 +228,109 @@ async def test_corrupt_database(
     assert "damaged" in mock_config_entry.reason
     files = await hass.async_add_executor_job(_files, database_file.parent)
     assert files == {"memory.db": corrupt_database}
+
+
+def _damage_pages(database: Path, first: int, count: int) -> None:
+    """Write random bytes over `count` pages of a real database, in place."""
+    with database.open("r+b") as file:
+        file.seek(first * 4096)
+        file.write(random.Random(3).randbytes(count * 4096))
+
+
+async def _fix_issue(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator, issue_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Start the issue's fix flow over HTTP as the frontend does; submit it."""
+    client = await hass_client()
+    response = await client.post(
+        "/api/repairs/issues/fix", json={"handler": DOMAIN, "issue_id": issue_id}
+    )
+    assert response.status == 200
+    form: dict[str, Any] = await response.json()
+    response = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
+    assert response.status == 200
+    return form, await response.json()
+
+
+async def test_damaged_database_repair(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    mock_config_entry: MockConfigEntry,
+    database_file: Path,
+) -> None:
+    """A damaged database raises a fixable issue; fixing it moves it aside."""
+    assert await async_setup_component(hass, "repairs", {})
+    mock_config_entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    for number in range(300):
+        await add(hass, f"Memory number {number} " + "with some padding " * 20)
+    assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    _damage_pages(database_file, 30, 8)
+    damaged = database_file.read_bytes()
+
+    assert not await hass.config_entries.async_reload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+
+    assert mock_config_entry.state is ConfigEntryState.SETUP_ERROR
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt")
+    assert issue is not None
+    assert issue.is_fixable
+    assert issue.translation_placeholders == {"path": str(database_file)}
+    # Nothing is touched until the user confirms.
+    assert database_file.read_bytes() == damaged
+
+    today = dt_util.now().strftime("%Y-%m-%d")
+    form, result = await _fix_issue(hass, hass_client, "database_corrupt")
+    await hass.async_block_till_done()
+
+    assert form["type"] == "form"
+    assert form["step_id"] == "confirm"
+    assert form["description_placeholders"] == {"path": str(database_file)}
+    assert result["type"] == "create_entry"
+    assert entry_state(mock_config_entry) is ConfigEntryState.LOADED
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt") is None
+    files = await hass.async_add_executor_job(_files, database_file.parent)
+    moved = [name for name in files if name.startswith("memory.db.corrupt-")]
+    assert len(moved) == 1
+    assert re.fullmatch(rf"memory\.db\.corrupt-{today}T\d\d-\d\d-\d\d", moved[0])
+    assert files[moved[0]] == damaged
+    assert await search_ids(hass, query="number") == []
+    item_id = await add(hass, "A fresh start")
+    assert await search_ids(hass, query="fresh") == [item_id]
+
+
+async def test_damaged_database_fix_flow_after_recovery(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    mock_config_entry: MockConfigEntry,
+    database_file: Path,
+    corrupt_database: bytes,
+) -> None:
+    """A database that opens meanwhile (restored) is not moved by a stale flow."""
+    assert await async_setup_component(hass, "repairs", {})
+    mock_config_entry.add_to_hass(hass)
+    assert not await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    client = await hass_client()
+    response = await client.post(
+        "/api/repairs/issues/fix",
+        json={"handler": DOMAIN, "issue_id": "database_corrupt"},
+    )
+    form = await response.json()
+    # Restored from a backup by hand, then loaded.
+    database_file.unlink()
+    assert await hass.config_entries.async_reload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt") is None
+
+    response = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
+    result = await response.json()
+
+    assert result["type"] == "abort"
+    assert result["reason"] == "not_damaged"
+    files = await hass.async_add_executor_job(_files, database_file.parent)
+    assert not [name for name in files if "corrupt" in name]
 
 
 async def test_database_too_new(
