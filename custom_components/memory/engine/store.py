@@ -528,12 +528,17 @@ class MemoryStore:
             )
 
     async def check_integrity(self) -> IntegrityCheck:
-        """Check every page now, on a reader: writes and searches go on.
+        """Check every page now, on a connection of its own.
 
-        The result is also kept in `last_check`.
+        Writes and searches go on meanwhile. The result is also kept in `last_check`.
         """
-        _writer, reader = self._require()
-        self.last_check = await check(reader, "full", self._clock())
+        self._require()
+        conn = await self._connect()
+        try:
+            self.last_check = await check(conn, "full", self._clock())
+        finally:
+            await conn.close()
+            await _thread_ended(conn)
         return self.last_check
 
     async def _migrate(self, conn: aiosqlite.Connection) -> None:
