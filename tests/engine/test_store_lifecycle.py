@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 import os
 from pathlib import Path
 import random
 import shutil
+import sqlite3
 import stat
+from typing import Any
 
 import pytest
 
@@ -55,6 +58,12 @@ async def test_existing_files_are_tightened(
     assert _mode(path.parent) == 0o700
     for suffix in ("", "-wal", "-shm"):
         assert _mode(Path(f"{path}{suffix}")) == 0o600, suffix
+
+
+def sql_rows(path: Path, statement: str) -> list[tuple[Any, ...]]:
+    """Run one read on a plain sqlite3 connection."""
+    with closing(sqlite3.connect(path)) as conn:
+        return [tuple(row) for row in conn.execute(statement)]
 
 
 def _damage(path: Path, pages: range, page_size: int = 4096) -> None:
@@ -173,3 +182,30 @@ async def test_deferred_index(store_factory: StoreFactory, db_path: Path) -> Non
         assert Signal.SEMANTIC in (await store.search(query))[0].matched
     finally:
         await store.close()
+
+
+async def test_unreadable_vectors_leave_keyword_search(
+    store_factory: StoreFactory, db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Damaged vector pages: the index does not load; keyword search still works."""
+    await _filled(store_factory, db_path, count=400)
+    rows = sql_rows(
+        db_path, "SELECT rootpage FROM sqlite_master WHERE name = 'embeddings'"
+    )
+    before = db_path.stat()
+    with db_path.open("r+b") as file:
+        file.seek((int(rows[0][0]) - 1) * 4096)
+        file.write(b"\xff" * 4096)  # the embeddings table's root page
+    os.utime(db_path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    store = MemoryStore(db_path, model=MODEL, vector_backend="numpy")
+    await store.open(defer_index=True)
+    try:
+        await store.load_index()
+        hits = await store.search(SearchQuery(text="Row 7", vector=vector(7)))
+    finally:
+        await store.close()
+
+    assert "vector index did not load" in caplog.text
+    assert hits
+    assert all(Signal.SEMANTIC not in hit.matched for hit in hits)

@@ -695,6 +695,7 @@ class MemoryStore:
         connection under it would fail it half way. Paused writes (a backup)
         hold the lock: closing does not wait for those.
         """
+        self._index_pending = False  # a `load_index` still waiting: nothing to do
         if self._writer is not None and not self._paused:
             try:
                 async with asyncio.timeout(CLOSE_WAIT):
