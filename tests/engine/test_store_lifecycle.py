@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import closing
+from datetime import UTC, datetime
 import os
 from pathlib import Path
 import random
@@ -19,6 +20,7 @@ from custom_components.memory.engine import (
     SearchQuery,
     Signal,
 )
+from custom_components.memory.engine.files import move_aside
 from custom_components.memory.engine.integrity import marker_path
 
 from .conftest import MODEL, StoreFactory, memory, vector
@@ -209,3 +211,57 @@ async def test_unreadable_vectors_leave_keyword_search(
     assert "vector index did not load" in caplog.text
     assert hits
     assert all(Signal.SEMANTIC not in hit.matched for hit in hits)
+
+
+async def test_unreadable_marker_means_a_full_check(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """A marker that is not what a clean close writes vouches for nothing."""
+    first = await store_factory()
+    await first.close()
+    marker_path(db_path).write_text("not json")
+
+    store = await store_factory()
+
+    assert store.last_check is not None
+    assert store.last_check.kind == "full"
+
+
+async def test_no_marker_while_another_connection_has_it_open(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """Closing while another program holds the database leaves no marker."""
+    store = await store_factory()
+    await store.add(memory("Kept"))
+    with closing(sqlite3.connect(db_path)) as other:
+        other.execute("SELECT count(*) FROM memories").fetchall()
+        await store.close()
+        assert Path(f"{db_path}-wal").exists()
+        assert not marker_path(db_path).exists()
+
+    reopened = await store_factory()
+
+    assert reopened.last_check is not None
+    assert reopened.last_check.kind == "full"
+
+
+def test_move_aside_keeps_every_file(tmp_path: Path) -> None:
+    """The database, WAL and SHM move together; a second move never overwrites."""
+    path = tmp_path / "memory.db"
+    now = datetime(2026, 11, 23, 21, 30, 5, tzinfo=UTC)
+    for round_ in (1, 2):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").write_text(f"round {round_}{suffix}")
+        move_aside(path, now)
+
+    assert sorted(file.name for file in tmp_path.iterdir()) == [
+        "memory.db.corrupt-2026-11-23T21-30-05",
+        "memory.db.corrupt-2026-11-23T21-30-05-2",
+        "memory.db.corrupt-2026-11-23T21-30-05-2-shm",
+        "memory.db.corrupt-2026-11-23T21-30-05-2-wal",
+        "memory.db.corrupt-2026-11-23T21-30-05-shm",
+        "memory.db.corrupt-2026-11-23T21-30-05-wal",
+    ]
+    first = tmp_path / "memory.db.corrupt-2026-11-23T21-30-05"
+    assert first.read_text() == "round 1"
+    assert Path(f"{first}-2-wal").read_text() == "round 2-wal"

@@ -46,6 +46,7 @@ from custom_components.memory.engine import (
     MemoryStore,
     StoreError,
 )
+from custom_components.memory.repairs import async_create_fix_flow
 from custom_components.memory.vector_backend import async_vector_backend_available
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -331,6 +332,12 @@ async def test_damaged_database_fix_flow_after_recovery(
     assert result["reason"] == "not_damaged"
     files = await hass.async_add_executor_job(_files, database_file.parent)
     assert not [name for name in files if "corrupt" in name]
+
+
+async def test_no_fix_flow_for_other_issues(hass: HomeAssistant) -> None:
+    """Only the damaged database has a fix flow."""
+    with pytest.raises(ValueError, match="no fix flow"):
+        await async_create_fix_flow(hass, "provider_unavailable", None)
 
 
 async def test_database_too_new(

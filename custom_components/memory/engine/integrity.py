@@ -64,10 +64,7 @@ def closed_cleanly(path: Path) -> bool:
         marker.unlink(missing_ok=True)
     if Path(f"{path}-wal").exists():
         return False
-    try:
-        return bool(recorded == _fingerprint(path))
-    except OSError:
-        return False
+    return bool(recorded == _fingerprint(path))
 
 
 def mark_clean(path: Path) -> None:
