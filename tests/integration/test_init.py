@@ -183,6 +183,11 @@ async def test_restart_keeps_memories(
     await hass.async_block_till_done()
 
     assert [await call(hass, "get", {"id": item_id}) for item_id in ids] == before
+    # Unloading closed it cleanly: the header and schema were checked, not
+    # every page.
+    last_check = mock_config_entry.runtime_data.store.last_check
+    assert last_check is not None
+    assert last_check.kind == "quick"
 
     # A second Home Assistant process on the same configuration folder.
     assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
@@ -657,6 +662,9 @@ async def test_stop_closes_the_database(hass: HomeAssistant) -> None:
     reopened = MemoryStore(store.path)
     await reopened.open()
     try:
+        # Stopping is a clean close: the next start reads only the header.
+        assert reopened.last_check is not None
+        assert reopened.last_check.kind == "quick"
         item = await reopened.get(item_id)
         assert item is not None
         assert item.content == "The holiday is decided: Lisbon in May"
