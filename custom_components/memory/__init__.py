@@ -13,19 +13,11 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
-from homeassistant.requirements import RequirementsNotFound, async_process_requirements
 from homeassistant.util import dt as dt_util
 
 from .ai_task import AITaskClient
 from .capture import ConversationCapture
-from .const import (
-    DATABASE_FILE,
-    DATABASE_FOLDER,
-    DOMAIN,
-    EXPIRE_INTERVAL_SECONDS,
-    LOGGER,
-    SQLITE_VEC_REQUIREMENT,
-)
+from .const import DATABASE_FILE, DATABASE_FOLDER, DOMAIN, EXPIRE_INTERVAL_SECONDS
 from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
 from .digestion import Digestion, async_setup_digest_service
 from .embedding import async_setup_embedding, store_model
@@ -37,11 +29,15 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
+from .engine.files import DATABASE_SUFFIXES
+from .engine.integrity import marker_path
 from .export import async_remove_exports, async_rewrite_exports, async_setup_export
 from .profile import ProfileKeeper, async_setup_profile_service
 from .recall import memory_api
+from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
+from .vector_backend import async_remove_vector_backend, async_vector_backend_available
 
 PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.SENSOR]
 
@@ -62,24 +58,10 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     return True
 
 
-async def async_vector_backend_available(hass: HomeAssistant) -> bool:
-    """Install sqlite-vec on demand; False means the numpy index is used.
-
-    It is not a manifest requirement: it has no musllinux wheel, so listing it
-    would break set-up on Home Assistant OS and the official container.
-    """
-    try:
-        await async_process_requirements(
-            hass, DOMAIN, [SQLITE_VEC_REQUIREMENT], is_built_in=False
-        )
-    except RequirementsNotFound:
-        LOGGER.info("sqlite-vec is not available here; using the numpy vector index")
-        return False
-    return True
-
-
-async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
-    """Open the database, then start the sensors."""
+async def _async_open_store(
+    hass: HomeAssistant, entry: MemoryConfigEntry
+) -> MemoryStore:
+    """Open the database; a damaged one raises the repair issue."""
     model = store_model(entry.data)
     backend: Literal["auto", "numpy"] = "numpy"
     if model is not None and await async_vector_backend_available(hass):
@@ -92,8 +74,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         clock=lambda: dt_util.utcnow().timestamp(),
     )
     try:
-        await store.open()
+        await store.open(defer_index=True)
     except (DatabaseCorruptError, DatabaseTooNewError) as err:
+        if isinstance(err, DatabaseCorruptError):
+            async_raise_database_corrupt(hass, entry.entry_id, store.path)
         raise ConfigEntryError(
             translation_domain=DOMAIN,
             translation_key=err.key,
@@ -105,6 +89,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
             translation_key="database_unavailable",
             translation_placeholders={"path": str(store.path), "error": str(err)},
         ) from err
+    async_clear_database_corrupt(hass)
+    return store
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
+    """Open the database, then start the sensors."""
+    store = await _async_open_store(hass, entry)
     coordinator = MemoryStatsCoordinator(hass, entry, store)
 
     async def _close() -> None:
@@ -166,6 +157,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         )
     )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    # Not before: it holds writes (start-up's expiry, the first refresh)
+    # while it reads every vector; searches use keywords meanwhile.
+    _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
     if embedding is not None:
         embedding.start_worker()
     entry.async_on_unload(digestion.async_stop)
@@ -219,9 +213,11 @@ async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> N
     path = database_path(hass)
 
     def _remove() -> None:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in DATABASE_SUFFIXES:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+        marker_path(path).unlink(missing_ok=True)
 
     await hass.async_add_executor_job(_remove)
     await async_remove_exports(hass)
     await async_remove_usage(hass)
+    await async_remove_vector_backend(hass)

@@ -11,6 +11,7 @@ from homeassistant.util import dt as dt_util
 
 from .ai_task import WINDOW_SECONDS
 from .coordinator import MemoryConfigEntry
+from .engine.integrity import IntegrityCheck
 
 # Provider credentials never leave the house; a URL may name a private host.
 TO_REDACT = {"api_key", "token", "password", "url"}
@@ -21,6 +22,7 @@ async def async_get_config_entry_diagnostics(
 ) -> dict[str, Any]:
     """Return what a bug report needs to know about the store."""
     store = entry.runtime_data.store
+    at_open = store.last_check
     stats = await store.stats()
     embedding = entry.runtime_data.embedding
     return {
@@ -41,6 +43,24 @@ async def async_get_config_entry_diagnostics(
             "vectors_by_model": stats.vectors_by_model,
             "database_bytes": stats.database_bytes,
         },
+        # Asked for now: every page is read (on its own connection).
+        "integrity": {
+            "at_open": _check(at_open),
+            "now": _check(await store.check_integrity()),
+        },
+    }
+
+
+def _check(result: IntegrityCheck | None) -> dict[str, Any] | None:
+    """Give an integrity check's verdict and timing: never content."""
+    if result is None:
+        return None
+    return {
+        "kind": result.kind,
+        "ok": result.ok,
+        "problems": result.problems,
+        "at": dt_util.utc_from_timestamp(result.at).isoformat(),
+        "seconds": round(result.seconds, 3),
     }
 
 

@@ -56,6 +56,14 @@ async def test_diagnostics(
             hass, hass_client, init_integration
         )
 
+    integrity = diagnostics.pop("integrity")
+    assert isinstance(integrity, dict)
+    # A new database was fully checked at open; diagnostics checks it again.
+    for key, kind in (("at_open", "full"), ("now", "full")):
+        check = integrity[key]
+        assert isinstance(check, dict)
+        assert (check["kind"], check["ok"], check["problems"]) == (kind, True, 0)
+        assert set(check) == {"kind", "ok", "problems", "at", "seconds"}
     assert diagnostics == snapshot
     dumped = json.dumps(diagnostics)
     assert MARKER.lower() not in dumped.lower()

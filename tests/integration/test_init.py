@@ -6,8 +6,10 @@ from datetime import timedelta
 import logging
 from pathlib import Path
 import random
+import re
 import sqlite3
 import threading
+from typing import Any
 from unittest.mock import patch
 
 from freezegun.api import FrozenDateTimeFactory
@@ -15,7 +17,10 @@ from homeassistant import loader
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.requirements import RequirementsNotFound
+from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -27,7 +32,6 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.memory import async_vector_backend_available
 from custom_components.memory.const import (
     CONF_DIMENSIONS,
     CONF_MODEL,
@@ -42,6 +46,8 @@ from custom_components.memory.engine import (
     MemoryStore,
     StoreError,
 )
+from custom_components.memory.repairs import async_create_fix_flow
+from custom_components.memory.vector_backend import async_vector_backend_available
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call, entity_state, entry_state, search_ids, settle
@@ -177,6 +183,11 @@ async def test_restart_keeps_memories(
     await hass.async_block_till_done()
 
     assert [await call(hass, "get", {"id": item_id}) for item_id in ids] == before
+    # Unloading closed it cleanly: the header and schema were checked, not
+    # every page.
+    last_check = mock_config_entry.runtime_data.store.last_check
+    assert last_check is not None
+    assert last_check.kind == "quick"
 
     # A second Home Assistant process on the same configuration folder.
     assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
@@ -223,6 +234,115 @@ async def test_corrupt_database(
     assert "damaged" in mock_config_entry.reason
     files = await hass.async_add_executor_job(_files, database_file.parent)
     assert files == {"memory.db": corrupt_database}
+
+
+def _damage_pages(database: Path, first: int, count: int) -> None:
+    """Write random bytes over `count` pages of a real database, in place."""
+    with database.open("r+b") as file:
+        file.seek(first * 4096)
+        file.write(random.Random(3).randbytes(count * 4096))
+
+
+async def _fix_issue(
+    hass: HomeAssistant, hass_client: ClientSessionGenerator, issue_id: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Start the issue's fix flow over HTTP as the frontend does; submit it."""
+    client = await hass_client()
+    response = await client.post(
+        "/api/repairs/issues/fix", json={"handler": DOMAIN, "issue_id": issue_id}
+    )
+    assert response.status == 200
+    form: dict[str, Any] = await response.json()
+    response = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
+    assert response.status == 200
+    return form, await response.json()
+
+
+async def test_damaged_database_repair(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    mock_config_entry: MockConfigEntry,
+    database_file: Path,
+) -> None:
+    """A damaged database raises a fixable issue; fixing it moves it aside."""
+    assert await async_setup_component(hass, "repairs", {})
+    mock_config_entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    for number in range(300):
+        await add(hass, f"Memory number {number} " + "with some padding " * 20)
+    assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    _damage_pages(database_file, 30, 8)
+    damaged = database_file.read_bytes()
+
+    assert not await hass.config_entries.async_reload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+
+    assert mock_config_entry.state is ConfigEntryState.SETUP_ERROR
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt")
+    assert issue is not None
+    assert issue.is_fixable
+    assert issue.translation_placeholders == {"path": str(database_file)}
+    # Nothing is touched until the user confirms.
+    assert database_file.read_bytes() == damaged
+
+    today = dt_util.now().strftime("%Y-%m-%d")
+    form, result = await _fix_issue(hass, hass_client, "database_corrupt")
+    await hass.async_block_till_done()
+
+    assert form["type"] == "form"
+    assert form["step_id"] == "confirm"
+    assert form["description_placeholders"] == {"path": str(database_file)}
+    assert result["type"] == "create_entry"
+    assert entry_state(mock_config_entry) is ConfigEntryState.LOADED
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt") is None
+    files = await hass.async_add_executor_job(_files, database_file.parent)
+    moved = [name for name in files if name.startswith("memory.db.corrupt-")]
+    assert len(moved) == 1
+    assert re.fullmatch(rf"memory\.db\.corrupt-{today}T\d\d-\d\d-\d\d", moved[0])
+    assert files[moved[0]] == damaged
+    assert await search_ids(hass, query="number") == []
+    item_id = await add(hass, "A fresh start")
+    assert await search_ids(hass, query="fresh") == [item_id]
+
+
+async def test_damaged_database_fix_flow_after_recovery(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    mock_config_entry: MockConfigEntry,
+    database_file: Path,
+    corrupt_database: bytes,
+) -> None:
+    """A database that opens meanwhile (restored) is not moved by a stale flow."""
+    assert await async_setup_component(hass, "repairs", {})
+    mock_config_entry.add_to_hass(hass)
+    assert not await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    client = await hass_client()
+    response = await client.post(
+        "/api/repairs/issues/fix",
+        json={"handler": DOMAIN, "issue_id": "database_corrupt"},
+    )
+    form = await response.json()
+    # Restored from a backup by hand, then loaded.
+    database_file.unlink()
+    assert await hass.config_entries.async_reload(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "database_corrupt") is None
+
+    response = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
+    result = await response.json()
+
+    assert result["type"] == "abort"
+    assert result["reason"] == "not_damaged"
+    files = await hass.async_add_executor_job(_files, database_file.parent)
+    assert not [name for name in files if "corrupt" in name]
+
+
+async def test_no_fix_flow_for_other_issues(hass: HomeAssistant) -> None:
+    """Only the damaged database has a fix flow."""
+    with pytest.raises(ValueError, match="no fix flow"):
+        await async_create_fix_flow(hass, "provider_unavailable", None)
 
 
 async def test_database_too_new(
@@ -362,7 +482,8 @@ async def test_expired_at_startup(
 async def test_vector_backend_available(hass: HomeAssistant) -> None:
     """sqlite-vec is installed on demand; a failed install means numpy."""
     with patch(
-        "custom_components.memory.async_process_requirements", return_value=None
+        "custom_components.memory.vector_backend.async_process_requirements",
+        return_value=None,
     ) as process:
         assert await async_vector_backend_available(hass) is True
     process.assert_awaited_once_with(
@@ -370,10 +491,91 @@ async def test_vector_backend_available(hass: HomeAssistant) -> None:
     )
 
     with patch(
-        "custom_components.memory.async_process_requirements",
+        "custom_components.memory.vector_backend.async_process_requirements",
         side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
     ):
         assert await async_vector_backend_available(hass) is False
+
+
+def _model_entry(url: str) -> MockConfigEntry:
+    return MockConfigEntry(
+        domain=DOMAIN,
+        data={
+            CONF_PROVIDER: "ollama",
+            CONF_URL: url,
+            CONF_MODEL: "embed-small",
+            CONF_DIMENSIONS: 32,
+        },
+    )
+
+
+async def test_musl_never_installs_sqlite_vec(
+    hass: HomeAssistant, embedding_server: FakeEmbeddingServer
+) -> None:
+    """On musl (Home Assistant OS) there is no sqlite-vec build: no install is tried."""
+    entry = _model_entry(embedding_server.url)
+    entry.add_to_hass(hass)
+    with (
+        patch(
+            "custom_components.memory.vector_backend.platform_tags",
+            return_value=iter(["musllinux_1_2_x86_64", "linux_x86_64"]),
+        ),
+        patch(
+            "custom_components.memory.vector_backend.async_process_requirements"
+        ) as process,
+    ):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+
+    process.assert_not_called()
+    assert entry.state is ConfigEntryState.LOADED
+    assert entry.runtime_data.store.vector_backend == "numpy"
+
+
+async def test_failed_install_is_tried_once(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    hass_storage: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failed install is remembered across restarts, and forgotten on removal."""
+    entry = _model_entry(embedding_server.url)
+    entry.add_to_hass(hass)
+    with patch(
+        "custom_components.memory.vector_backend.async_process_requirements",
+        side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
+    ) as process:
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+        assert entry.runtime_data.store.vector_backend == "numpy"
+        assert await hass.config_entries.async_unload(entry.entry_id)
+        await hass.async_block_till_done()
+        # A restart: Home Assistant's storage is read afresh.
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+
+    process.assert_awaited_once()
+    assert entry.state is ConfigEntryState.LOADED
+    assert entry.runtime_data.store.vector_backend == "numpy"
+    assert f"{DOMAIN}.vector_backend" in hass_storage
+
+    # Another Python (a Home Assistant upgrade) deserves another try.
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    with (
+        patch(
+            "custom_components.memory.vector_backend.platform.python_version",
+            return_value="3.99.0",
+        ),
+        patch(
+            "custom_components.memory.vector_backend.async_process_requirements",
+            return_value=None,
+        ) as retry,
+    ):
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
+    retry.assert_awaited_once()
+    assert f"{DOMAIN}.vector_backend" not in hass_storage
+    assert await hass.config_entries.async_remove(entry.entry_id)
 
 
 @pytest.mark.parametrize(
@@ -400,7 +602,7 @@ async def test_model_entry_backend(
     )
     entry.add_to_hass(hass)
     with patch(
-        "custom_components.memory.async_process_requirements",
+        "custom_components.memory.vector_backend.async_process_requirements",
         side_effect=side_effect,
     ) as process:
         assert await hass.config_entries.async_setup(entry.entry_id)
@@ -424,7 +626,9 @@ async def test_keyword_entry_skips_vector_backend(
 ) -> None:
     """Keyword-only search never installs sqlite-vec."""
     mock_config_entry.add_to_hass(hass)
-    with patch("custom_components.memory.async_process_requirements") as process:
+    with patch(
+        "custom_components.memory.vector_backend.async_process_requirements"
+    ) as process:
         assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
         await hass.async_block_till_done()
 
@@ -457,6 +661,9 @@ async def test_stop_closes_the_database(hass: HomeAssistant) -> None:
     reopened = MemoryStore(store.path)
     await reopened.open()
     try:
+        # Stopping is a clean close: the next start reads only the header.
+        assert reopened.last_check is not None
+        assert reopened.last_check.kind == "quick"
         item = await reopened.get(item_id)
         assert item is not None
         assert item.content == "The holiday is decided: Lisbon in May"
