@@ -254,6 +254,9 @@ class _KeyCollector(ast.NodeVisitor):
         bases = {ast.unparse(base) for base in node.bases}
         if "OptionsFlow" in bases:
             self.flow = "options"
+        if bases & {"RepairsFlow", "ConfirmRepairFlow"}:
+            # issues.<issue_id>.fix_flow: the issue is chosen at run time.
+            self.flow = "fix_flow"
         for statement in node.body:
             if (
                 isinstance(statement, ast.Assign)
@@ -387,10 +390,22 @@ def _subclasses(
         yield from _subclasses(sub)
 
 
-def _has(strings: dict[str, Any], section: str, key: str) -> bool:
-    node: Any = strings
-    for part in section.split("."):
+def _at(node: Any, path: str) -> Any:
+    """Return the part of en.json at a dotted path, or {}."""
+    for part in path.split("."):
         node = node.get(part, {}) if isinstance(node, dict) else {}
+    return node
+
+
+def _has(strings: dict[str, Any], section: str, key: str) -> bool:
+    if section.startswith("fix_flow."):
+        # A repair's fix flow: under the fix_flow of an issue that has one.
+        return any(
+            key in _at(issue, section)
+            for issue in strings.get("issues", {}).values()
+            if isinstance(issue, dict) and "fix_flow" in issue
+        )
+    node = _at(strings, section)
     return isinstance(node, dict) and key in node
 
 
@@ -400,7 +415,8 @@ def test_translation_keys_used_in_code_exist() -> None:
     # The collector itself finds each kind (so an empty scan cannot pass).
     sections = {section.split(".")[0] for section, _ in used}
     assert sections >= {"config", "options", "entity", "exceptions", "issues"}
-    assert ("exceptions", "not_loaded") in used  # through llm._error(key)
+    assert ("exceptions", "not_loaded") in used
+    assert ("fix_flow.step", "confirm") in used  # repairs.py
     strings = _en()
     missing = sorted(
         f"{section}.{key}" for section, key in used if not _has(strings, section, key)
