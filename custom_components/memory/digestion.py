@@ -71,7 +71,7 @@ from .engine import (
     StoreError,
 )
 from .engine.consolidation import Action, Candidate, Consolidator, Plan, question
-from .engine.digestion import (
+from .engine.digest_queue import (
     DigestQueue,
     DigestState,
     PendingConversation,

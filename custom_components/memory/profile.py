@@ -49,7 +49,7 @@ from .engine import (
     Source,
     StoreError,
 )
-from .engine.export import active_memories, changed_since, memory_scopes
+from .engine.markdown import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
 from .errors import store_error, translated_errors

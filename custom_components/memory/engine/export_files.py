@@ -22,7 +22,7 @@ from pathlib import Path
 import re
 from typing import Final
 
-from .export import CONVERSATIONS_FOLDER, DAY_FILE, MEMORY_FILE
+from .markdown import CONVERSATIONS_FOLDER, DAY_FILE, MEMORY_FILE
 from .models import HOUSEHOLD
 
 TEMP_SUFFIX: Final = ".tmp"
