@@ -57,18 +57,18 @@ from .engine import (
     StoredMessage,
     StoreError,
 )
-from .engine.export import (
-    active_memories,
-    conversations_with_messages,
-    group_by_day,
-    render_day,
-    render_memories,
-)
 from .engine.export_files import (
     folder_name,
     remove_export,
     write_export,
     written_exports,
+)
+from .engine.markdown import (
+    active_memories,
+    conversations_with_messages,
+    group_by_day,
+    render_day,
+    render_memories,
 )
 from .errors import store_error, translated_errors
 from .recall import scope_label

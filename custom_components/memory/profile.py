@@ -49,11 +49,11 @@ from .engine import (
     Source,
     StoreError,
 )
-from .engine.export import active_memories, changed_since, memory_scopes
+from .engine.markdown import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
-from .engine.text import fence_safe
+from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
 from .errors import store_error, translated_errors
-from .recall import estimate_tokens, scope_label
+from .recall import scope_label
 from .services import ATTR_PERSON, async_caller
 from .validation import PERSON
 
@@ -134,32 +134,10 @@ class _NoProfileError(Exception):
         self.reason = reason
 
 
-def cut_to_tokens(text: str, max_tokens: int) -> str:
-    """Keep whole sentences that fit, else as many words as fit, marked `…`."""
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    kept = ""
-    for sentence in (
-        text.replace("! ", "!\n").replace("? ", "?\n").replace(". ", ".\n").splitlines()
-    ):
-        candidate = f"{kept} {sentence}".strip()
-        if estimate_tokens(candidate) > max_tokens:
-            break
-        kept = candidate
-    if kept:
-        return kept
-    words: list[str] = []
-    for word in text.split():
-        if estimate_tokens(" ".join([*words, word]) + " …") > max_tokens:
-            break
-        words.append(word)
-    return " ".join([*words, "…"]) if words else ""
-
-
 def clean_profile(text: str) -> str:
     """One line, no secret, within the token limit."""
     redacted, _count = redact_secrets(" ".join(text.split()))
-    return cut_to_tokens(redacted.strip(), PROFILE_MAX_TOKENS)
+    return cut_to_tokens(redacted.strip(), PROFILE_MAX_TOKENS, sentences=True)
 
 
 def pick_notes(items: Sequence[MemoryItem], budget: int = NOTES_BUDGET) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from custom_components.memory.engine.device_commands import is_device_command
-from custom_components.memory.engine.digestion import (
+from custom_components.memory.engine.digest_queue import (
     SkipReason,
     Transcript,
     skip_reason,

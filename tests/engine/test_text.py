@@ -15,6 +15,8 @@ from custom_components.memory.engine.text import (
     PREFIX_MIN_CHARS,
     STOP_WORDS,
     content_key,
+    cut_to_tokens,
+    estimate_tokens,
     fence_safe,
     fold,
     fts_match_expression,
@@ -351,3 +353,43 @@ def test_fence_safe_property(parts: list[str]) -> None:
     assert FENCE_CLOSE not in out
     _assert_prompt_safe(out)
     assert fence_safe(out) == out
+
+
+def test_token_estimate() -> None:
+    """4 ASCII characters a token, rounded up; one a character beyond ASCII."""
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("日本語") == 3  # one a character beyond ASCII
+    assert estimate_tokens("café") == 2
+
+
+def test_cut_to_tokens() -> None:
+    """Words with a mark, never over the limit; whole sentences when asked."""
+    assert cut_to_tokens("Short.", 10) == "Short."
+    assert cut_to_tokens("One two. Three four five six seven eight.", 4) == (
+        "One two. …"
+    )
+    assert cut_to_tokens("word " * 50, 5) == "word word word …"
+    assert cut_to_tokens("x" * 100, 5) == ""
+    # A profile: whole sentences when they fit, else words with a mark.
+    assert cut_to_tokens("Short.", 10, sentences=True) == "Short."
+    assert (
+        cut_to_tokens("One two. Three four five six seven eight.", 4, sentences=True)
+        == "One two."
+    )
+    assert cut_to_tokens("word " * 50, 5, sentences=True) == "word word word …"
+    assert cut_to_tokens("x" * 100, 5, sentences=True) == ""
+    assert cut_to_tokens("Far too long a first sentence. Two.", 3, sentences=True) == (
+        "Far too …"
+    )
+
+
+@given(st.text(max_size=200), st.integers(min_value=0, max_value=60), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_cut_never_over_the_limit(text: str, max_tokens: int, sentences: bool) -> None:
+    """Whatever the text, the cut fits, and text that fits is kept whole."""
+    cut = cut_to_tokens(text, max_tokens, sentences=sentences)
+    assert estimate_tokens(cut) <= max_tokens or cut == text == ""
+    if estimate_tokens(text) <= max_tokens:
+        assert cut == text

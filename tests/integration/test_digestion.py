@@ -54,7 +54,7 @@ from custom_components.memory.digestion import (
     RESOLVE_TASK,
 )
 from custom_components.memory.engine import MAX_CONTENT_CHARS
-from custom_components.memory.engine.digestion import backoff_seconds
+from custom_components.memory.engine.digest_queue import backoff_seconds
 from custom_components.memory.engine.text import INVISIBLE_CATEGORIES as INVISIBLE
 from tests.provider_servers import FakeEmbeddingServer
 

@@ -18,6 +18,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.memory.const import CONF_AI_TASK_MAX_CALLS_PER_HOUR
+from custom_components.memory.engine.text import estimate_tokens
 from custom_components.memory.profile import (
     CHECK_DELAY,
     DAILY_AT,
@@ -27,10 +28,8 @@ from custom_components.memory.profile import (
     TASK_NAME,
     ProfileKeeper,
     clean_profile,
-    cut_to_tokens,
     pick_notes,
 )
-from custom_components.memory.recall import estimate_tokens
 
 from . import add, call
 from .ai_task_agent import ScriptedAITask
@@ -225,12 +224,8 @@ async def test_notes_and_name_stay_inside_the_fence(
     assert "＜" not in sent
 
 
-def test_cutting() -> None:
-    """Whole sentences when they fit, else words with a mark, never over the limit."""
-    assert cut_to_tokens("Short.", 10) == "Short."
-    assert cut_to_tokens("One two. Three four five six seven eight.", 4) == "One two."
-    assert cut_to_tokens("word " * 50, 5) == "word word word …"
-    assert cut_to_tokens("x" * 100, 5) == ""
+def test_cleaning() -> None:
+    """One line, within the limit (the cut itself: tests/engine/test_text.py)."""
     assert clean_profile("  Likes\n tea.  ") == "Likes tea."
 
 

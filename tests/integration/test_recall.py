@@ -35,13 +35,12 @@ from custom_components.memory.engine import (
     SearchHit,
     SearchQuery,
 )
-from custom_components.memory.engine.text import fence_safe
+from custom_components.memory.engine.text import estimate_tokens, fence_safe
 from custom_components.memory.recall import (
     FENCE_CLOSE,
     FENCE_OPEN,
     PROMPT_HEADER,
     current_utterance,
-    estimate_tokens,
     render,
 )
 
@@ -245,13 +244,8 @@ async def test_hidden_characters_stay_out_of_the_prompt(
 
 
 def test_render_and_escaping() -> None:
-    """The pure prompt pieces: escaping, token estimate, profile cutting."""
+    """The pure prompt pieces (the token estimate: tests/engine/test_text.py)."""
     assert fence_safe("a\r\nb\t<c>\x00 d\u200b\ufeff") == "a b ‹c› d"
-    assert estimate_tokens("") == 0
-    assert estimate_tokens("abcd") == 1
-    assert estimate_tokens("abcde") == 2
-    assert estimate_tokens("日本語") == 3  # one a character beyond ASCII
-    assert estimate_tokens("café") == 2
     assert render([], [], 300, str).prompt == ""
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import re
 from typing import Final
 
-from .export import CONVERSATIONS_FOLDER, DAY_FILE, MEMORY_FILE
+from .markdown import CONVERSATIONS_FOLDER, DAY_FILE, MEMORY_FILE
 from .models import HOUSEHOLD
 
 TEMP_SUFFIX: Final = ".tmp"
@@ -87,7 +87,7 @@ def write_private(path: Path, text: str) -> None:
         raise
 
 
-def _ours(folder: Path) -> list[Path]:
+def _files_of_export(folder: Path) -> list[Path]:
     """List the files an export wrote (or left half-written) in `folder`."""
     found: list[Path] = []
     for directory, pattern in (
@@ -120,7 +120,7 @@ def write_export(folder: Path, memory_text: str, days: Mapping[str, str]) -> lis
     for name, text in days.items():
         written.append(conversations / name)
         write_private(written[-1], text)
-    for path in _ours(folder):
+    for path in _files_of_export(folder):
         # Days erased since (retention, purge) must not live on in the
         # mirror, nor in a temporary file a crash left.
         if path.parent == conversations and path.name in days:
@@ -132,7 +132,7 @@ def write_export(folder: Path, memory_text: str, days: Mapping[str, str]) -> lis
 
 def remove_export(folder: Path) -> None:
     """Remove what an export wrote in `folder`, and the folders left empty."""
-    for path in _ours(folder):
+    for path in _files_of_export(folder):
         path.unlink(missing_ok=True)
     for directory in (folder / CONVERSATIONS_FOLDER, folder):
         # Another file still there (the user's own) keeps its folder.

@@ -542,6 +542,20 @@ class HttpProvider(EmbeddingProvider):
             return InputRejectedError(f"{text}: {message}", status=str(status))
         return InvalidResponseError(f"{text}: {message}")
 
+    async def _named_models(self, path: str, field: str, key: str) -> list[ModelInfo]:
+        """List the models `GET path` gives under `field`, each named by its `key`."""
+        data = await self._request("GET", path, time_limit=LIST_TIMEOUT)
+        items = self._field(data, field)
+        if not isinstance(items, list):
+            raise InvalidResponseError(f"'{field}' is not a list")
+        return sort_models(
+            [
+                ModelInfo(str(item[key]))
+                for item in items
+                if isinstance(item, dict) and item.get(key)
+            ]
+        )
+
     @staticmethod
     def _field(data: Any, name: str) -> Any:
         if not isinstance(data, dict) or name not in data:
@@ -565,17 +579,7 @@ class OllamaProvider(HttpProvider):
 
     async def list_models(self) -> list[ModelInfo]:
         """Installed models; Ollama's list does not say which ones embed."""
-        data = await self._request("GET", "/api/tags", time_limit=LIST_TIMEOUT)
-        models = self._field(data, "models")
-        if not isinstance(models, list):
-            raise InvalidResponseError("'models' is not a list")
-        return sort_models(
-            [
-                ModelInfo(str(model["name"]))
-                for model in models
-                if isinstance(model, dict) and model.get("name")
-            ]
-        )
+        return await self._named_models("/api/tags", "models", "name")
 
 
 class OpenAIProvider(HttpProvider):
@@ -613,17 +617,7 @@ class OpenAIProvider(HttpProvider):
 
     async def list_models(self) -> list[ModelInfo]:
         """List `/models`, embedding-like names first (OpenAI lists chat models too)."""
-        data = await self._request("GET", "/models", time_limit=LIST_TIMEOUT)
-        items = self._field(data, "data")
-        if not isinstance(items, list):
-            raise InvalidResponseError("'data' is not a list")
-        return sort_models(
-            [
-                ModelInfo(str(item["id"]))
-                for item in items
-                if isinstance(item, dict) and "id" in item
-            ]
-        )
+        return await self._named_models("/models", "data", "id")
 
 
 class GeminiProvider(HttpProvider):

@@ -14,7 +14,8 @@ measured on the LoCoMo benchmark: see `bench/locomo.py` and
 Every stored or spoken text that goes into an LLM prompt (recall, digestion,
 the consolidation question, profiles, tool results) passes `fence_safe`
 first: one line, nothing invisible, no angle bracket, so it can neither fake
-a line of the prompt nor close the fence it is shown in.
+a line of the prompt nor close the fence it is shown in, and is measured
+and cut to a token budget with `estimate_tokens` and `cut_to_tokens`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import math
 import re
 from typing import Final
 import unicodedata
@@ -309,3 +311,49 @@ def fence_safe(text: str) -> str:
         text = _NON_ASCII.sub(_show, text)
         text = " ".join(_ASCII_UNSAFE.sub(_ascii, text).split())
     return text.replace("<", ANGLE_OPEN).replace(">", ANGLE_CLOSE)
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate how many tokens `text` costs an LLM (rounded up).
+
+    No tokenizer is at hand for every model, so: 4 ASCII characters a token
+    (English text in Llama 3 / Qwen / GPT tokenizers runs 4 to 4.5), and one
+    token for every other character (accents, CJK, emoji), which errs high.
+    """
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / 4) + len(text) - ascii_chars
+
+
+def cut_to_tokens(text: str, max_tokens: int, *, sentences: bool = False) -> str:
+    """Keep as many words as fit in `max_tokens`, marked as cut (`…`).
+
+    With `sentences`, whole sentences that fit are kept first, unmarked (a
+    profile reads better ending on a full stop); only when not even the first
+    one fits are words cut. Empty when not even one word fits.
+    """
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    if sentences:
+        kept = ""
+        for sentence in (
+            text.replace("! ", "!\n")
+            .replace("? ", "?\n")
+            .replace(". ", ".\n")
+            .splitlines()
+        ):
+            candidate = f"{kept} {sentence}".strip()
+            if estimate_tokens(candidate) > max_tokens:
+                break
+            kept = candidate
+        if kept:
+            return kept
+    # The estimate only grows with words kept: search for the most that fit.
+    words = text.split(" ")
+    low, high = 0, len(words)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(" ".join(words[:middle]) + " …") <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low]) + " …" if low else ""

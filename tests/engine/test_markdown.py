@@ -19,7 +19,14 @@ from custom_components.memory.engine import (
     MessageRole,
     NewMessage,
 )
-from custom_components.memory.engine.export import (
+from custom_components.memory.engine.export_files import (
+    folder_name,
+    remove_export,
+    write_export,
+    write_private,
+    written_exports,
+)
+from custom_components.memory.engine.markdown import (
     active_memories,
     changed_since,
     conversations_with_messages,
@@ -28,13 +35,6 @@ from custom_components.memory.engine.export import (
     memory_scopes,
     render_day,
     render_memories,
-)
-from custom_components.memory.engine.export_files import (
-    folder_name,
-    remove_export,
-    write_export,
-    write_private,
-    written_exports,
 )
 
 from .conftest import FakeClock, StoreFactory, memory

@@ -16,7 +16,7 @@ from custom_components.memory.engine import (
     NewMessage,
 )
 from custom_components.memory.engine.device_commands import is_device_command
-from custom_components.memory.engine.digestion import (
+from custom_components.memory.engine.digest_queue import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_MAX_SECONDS,
     MAX_TRANSCRIPT_CHARS,
@@ -248,7 +248,7 @@ async def test_long_transcript_keeps_the_end(log: ConversationLog) -> None:
 
 def test_tool_call_data_that_is_not_a_list(log: ConversationLog) -> None:
     """Odd tool-call data is ignored rather than trusted."""
-    from custom_components.memory.engine.digestion import _tool_names  # noqa: PLC0415
+    from custom_components.memory.engine.digest_queue import _tool_names  # noqa: PLC0415
 
     assert _tool_names("not json") == []
     assert _tool_names('{"tool_name": "x"}') == []
