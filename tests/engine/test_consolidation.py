@@ -31,7 +31,7 @@ from custom_components.memory.engine.consolidation import (
     normalize_topic,
     question,
 )
-from custom_components.memory.engine.embedding_queue import text_hash
+from custom_components.memory.engine.embedding_jobs import text_hash
 from custom_components.memory.engine.models import Vector
 from custom_components.memory.engine.providers import OllamaProvider
 from tests.provider_servers import FakeEmbeddingServer
