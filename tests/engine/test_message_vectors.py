@@ -28,7 +28,7 @@ from custom_components.memory.engine import (
     NewMessage,
     Signal,
 )
-from custom_components.memory.engine.conversations import (
+from custom_components.memory.engine.conversation_models import (
     EMBEDDED_MAX_CHARS,
     MIN_EMBEDDED_CHARS,
     embedding_text,

@@ -22,7 +22,11 @@ from typing import Final
 import aiosqlite
 import numpy as np
 
-from .conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
+from .conversation_models import (
+    EMBEDDED_MAX_CHARS,
+    EMBEDDED_MESSAGES_SQL,
+    embedding_text,
+)
 from .models import Vector
 from .providers import DimensionChangedError, ProviderError
 from .secrets import redacted
