@@ -12,7 +12,6 @@ from custom_components.memory.engine import MemoryStatus, SearchQuery, Signal
 from custom_components.memory.engine.embedding_breaker import (
     BREAKER_BASE_DELAY,
     BreakerState,
-    CircuitBreaker,
 )
 from custom_components.memory.engine.embedding_jobs import (
     MAX_ATTEMPTS,
@@ -473,28 +472,6 @@ async def test_archived_memories_are_embedded_too(
     assert (await store.get(item)).status is MemoryStatus.ARCHIVED  # type: ignore[union-attr]
     assert await _job(store, item) == ("ready", 0, None)
     await queue.close()
-
-
-def test_breaker_backoff_is_capped(clock: FakeClock) -> None:
-    """Probes back off exponentially up to the maximum delay."""
-    breaker = CircuitBreaker(clock, base_delay=10, max_delay=40)
-    assert breaker.seconds_to_probe() == 0.0
-    error = CannotConnectError("down")
-    delays = []
-    for _ in range(5):
-        breaker.record_failure(error)
-        delays.append(breaker.seconds_to_probe())
-    assert delays == [10, 20, 40, 40, 40]
-    assert not breaker.probe_due
-    clock.advance(40)
-    assert fresh_bool(breaker.probe_due)
-    remove = breaker.add_listener(lambda: None)
-    remove()
-    breaker.record_success()
-    assert breaker.closed
-    assert breaker.failures == 0
-    breaker.record_success()  # no change, no notification
-    assert np.isclose(breaker.seconds_to_probe(), 0.0)
 
 
 async def _hash_and_vector(
