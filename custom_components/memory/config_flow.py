@@ -93,7 +93,7 @@ from .embedding import (
     store_model,
 )
 from .engine import MAX_SEARCH_LIMIT
-from .engine.embedding_queue import count_missing
+from .engine.embedding_jobs import count_missing
 from .engine.model_files import DEFAULT_MODEL, MODEL_SPECS, ModelFilesError, ModelSpec
 from .engine.providers import (
     HTTP_PROVIDERS,

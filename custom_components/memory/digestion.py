@@ -57,7 +57,8 @@ from .const import (
 from .coordinator import MemoryConfigEntry, loaded_entry
 from .embedding import async_query_vector
 from .engine import DATABASE_ERRORS, HOUSEHOLD, ConversationLog, MemoryStore, StoreError
-from .engine.consolidation import Action, Candidate, Consolidator, Plan, question
+from .engine.consolidation import Action, Candidate, Consolidator, Plan
+from .engine.consolidation_question import question
 from .engine.digest_queue import (
     DigestQueue,
     DigestState,

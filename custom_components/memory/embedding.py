@@ -42,7 +42,9 @@ from .const import (
     PROVIDER_LOCAL,
 )
 from .engine import DATABASE_ERRORS, MemoryStore
-from .engine.embedding_queue import CircuitBreaker, EmbeddingQueue, QueueStatus
+from .engine.embedding_breaker import CircuitBreaker
+from .engine.embedding_jobs import QueueStatus
+from .engine.embedding_queue import EmbeddingQueue
 from .engine.model_files import (
     HF_BASE_URL,
     MODEL_SPECS,

@@ -146,12 +146,12 @@ def make_queue(
     )
 
 
-def flag(value: object) -> bool:
-    """Read a flag afresh (mypy would keep it narrowed from an earlier assert)."""
+def fresh_bool(value: object) -> bool:
+    """Read a boolean afresh (mypy would keep it narrowed from an earlier assert)."""
     return bool(value)
 
 
-async def drain(queue: EmbeddingQueue, *, steps: int = 100) -> float | None:
+async def run_until_idle(queue: EmbeddingQueue, *, steps: int = 100) -> float | None:
     """Run until nothing is due now (at most `steps`); return the last delay."""
     for _ in range(steps):
         delay = await queue.run_once()

@@ -20,19 +20,17 @@ from custom_components.memory.engine import (
     UnknownMemoryError,
 )
 from custom_components.memory.engine.consolidation import (
-    DEFAULT_THRESHOLDS,
     Action,
     Candidate,
     Consolidator,
     Plan,
     Rule,
-    conflicting,
-    keyword_overlap,
     normalize_topic,
-    question,
 )
-from custom_components.memory.engine.embedding_queue import text_hash
+from custom_components.memory.engine.consolidation_question import question
+from custom_components.memory.engine.embedding_jobs import text_hash
 from custom_components.memory.engine.models import Vector
+from custom_components.memory.engine.near_duplicates import DEFAULT_THRESHOLDS
 from custom_components.memory.engine.providers import OllamaProvider
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -716,36 +714,7 @@ async def test_consolidator_with_the_queues_query_vectors(
     assert plan.cosine is None
 
 
-# -- the measures -------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("left", "right", "expected"),
-    [
-        ("The kids go to bed at 8 pm", "The children go to bed at 8 pm", False),
-        ("Leo is seven years old", "Leo is 7 years old", False),
-        ("The kids go to bed at 8 pm", "The kids go to bed at 9 pm", True),
-        ("The fish are fed twice a day", "The fish are fed once a day", True),
-        ("Mia likes mushrooms", "Mia does not like mushrooms", True),
-        ("Mia likes mushrooms", "Mia doesn't like mushrooms", True),
-        ("Piano lessons on Saturday", "Piano lessons on Sunday", True),
-        ("Leo's best friend is Sam", "Sam is Leo's best friend", False),
-        ("Ben goes out on Tuesdays", "Ben goes out every Tuesday", False),
-        ("The dog sleeps inside", "The dog sleeps indoors", False),
-    ],
-)
-def test_conflicting(left: str, right: str, expected: bool) -> None:
-    """Numbers, one-sided negations and names on one side only conflict."""
-    assert conflicting(left, right) is expected
-    assert conflicting(right, left) is expected
-
-
-def test_measures() -> None:
-    """Overlap is the Jaccard of stemmed content words; topics fold."""
-    assert keyword_overlap("Mia plays the violin", "Mia plays violin") == 1.0
-    assert (
-        keyword_overlap("Anna runs before work", "Anna goes running before work") == 0.4
-    )
-    assert keyword_overlap("?!", "Mia") == 0.0
+def test_topics_fold() -> None:
+    """Topic keys fold case, spaces and end punctuation, and are cut."""
     assert normalize_topic("  Home\tCity. ") == "home city"
     assert normalize_topic("x" * 300) == "x" * 100

@@ -22,7 +22,7 @@ from custom_components.memory.engine import (
     MessageRole,
     NewMessage,
 )
-from custom_components.memory.engine.conversations import (
+from custom_components.memory.engine.conversation_models import (
     MAX_MESSAGE_CHARS,
     TRUNCATED_MARK,
 )

@@ -9,17 +9,18 @@ import numpy as np
 import pytest
 
 from custom_components.memory.engine import MemoryStatus, SearchQuery, Signal
-from custom_components.memory.engine.embedding_queue import (
+from custom_components.memory.engine.embedding_breaker import (
     BREAKER_BASE_DELAY,
+    BreakerState,
+)
+from custom_components.memory.engine.embedding_jobs import (
     MAX_ATTEMPTS,
     RETRY_BASE,
-    BreakerState,
-    CircuitBreaker,
-    EmbeddingQueue,
     QueueStatus,
     count_missing,
     text_hash,
 )
+from custom_components.memory.engine.embedding_queue import EmbeddingQueue
 from custom_components.memory.engine.providers import CannotConnectError, OllamaProvider
 from custom_components.memory.engine.store import MemoryStore
 from tests.provider_servers import FakeEmbeddingServer, fake_vector
@@ -28,10 +29,10 @@ from .conftest import (
     PROVIDER_MODEL,
     FakeClock,
     StoreFactory,
-    drain,
-    flag,
+    fresh_bool,
     make_queue,
     memory,
+    run_until_idle,
 )
 
 MODEL = PROVIDER_MODEL
@@ -80,7 +81,7 @@ async def test_rebuild_then_semantic_search(
     assert await queue.query_vector("peanut allergy") is None
     assert await _semantic(store, queue, "peanut allergy") == []
 
-    assert await drain(queue) is None
+    assert await run_until_idle(queue) is None
     status = await queue.status()
     assert (status.ready, status.pending, status.rebuilding) == (41, 0, False)
     assert status.progress == 100.0
@@ -111,7 +112,7 @@ async def test_new_memories_are_not_a_rebuild(
     bins = (await store.add(memory("The bins go out on Thursday"))).item.id
 
     assert (await queue.status()).pending == 0  # not seen yet
-    assert await drain(queue) is None
+    assert await run_until_idle(queue) is None
     assert (await queue.status()).ready == 2
     assert (await _semantic(store, queue, "peanut allergy"))[0] == nuts
     assert (await _semantic(store, queue, "rubbish collection"))[0] == bins
@@ -130,21 +131,21 @@ async def test_cache_makes_no_provider_call(
     first = (await store.add(memory("Mia is allergic to nuts"))).item.id
     # The same text in another scope, in the same batch: embedded once.
     await store.add(memory("Mia is allergic to nuts", scope="person.anna"))
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 1
 
     # Re-adding after forgetting (archived, so its vector stays).
     await store.forget([first])
     again = (await store.add(memory("Mia is allergic to nuts"))).item.id
     assert again != first
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 1
     assert (await store.get(again)) is not None
 
     # Re-embedding: a job back to pending (a crash between vector and state).
     async with store.transaction() as conn:
         await conn.execute("UPDATE embedding_jobs SET state = 'pending'")
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 1
     assert (await queue.status()).ready == 3
 
@@ -156,9 +157,9 @@ async def test_cache_makes_no_provider_call(
         await conn.execute("DELETE FROM embedding_jobs")
     await again_queue.start()
     assert again_queue.rebuilding
-    await drain(again_queue)
+    await run_until_idle(again_queue)
     assert embedding_server.embedded == 1
-    assert not flag(again_queue.rebuilding)
+    assert not fresh_bool(again_queue.rebuilding)
 
     # The query side has its own (in-memory) cache.
     calls = embedding_server.calls["ollama.embed"]
@@ -184,7 +185,7 @@ async def test_purge_removes_the_cached_vector(
     queue = make_queue(store, provider, clock)
     await queue.start()
     item = (await store.add(memory("The safe code is 4711"))).item.id
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 1
 
     await store.forget([item], purge=True)
@@ -193,7 +194,7 @@ async def test_purge_removes_the_cached_vector(
             assert tuple(await cursor.fetchone()) == (0,)  # type: ignore[arg-type]
 
     await store.add(memory("The safe code is 4711"))
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 2
 
 
@@ -216,7 +217,7 @@ async def test_restart_resumes_pending_work(
     resumed = make_queue(reopened, provider, clock, batch_size=2)
     assert await resumed.start() == 0  # nothing new: the jobs were queued before
     assert (await resumed.status()).pending == 2
-    await drain(resumed)
+    await run_until_idle(resumed)
     assert (await resumed.status()).ready == 4
     assert embedding_server.texts == [2, 2]
 
@@ -231,7 +232,7 @@ async def test_breaker_opens_serves_keywords_and_closes(
     queue = make_queue(store, provider, clock)
     await queue.start()
     nuts = (await store.add(memory("Mia is allergic to nuts"))).item.id
-    await drain(queue)
+    await run_until_idle(queue)
     changes: list[BreakerState] = []
     queue.breaker.add_listener(lambda: changes.append(queue.breaker.state))
 
@@ -260,9 +261,9 @@ async def test_breaker_opens_serves_keywords_and_closes(
 
     await embedding_server.start()
     clock.advance(2 * BREAKER_BASE_DELAY)
-    assert await drain(queue) is None
-    assert flag(queue.breaker.closed)
-    assert flag(queue.breaker.down_since is None)
+    assert await run_until_idle(queue) is None
+    assert fresh_bool(queue.breaker.closed)
+    assert fresh_bool(queue.breaker.down_since is None)
     assert await _job(store, pending) == ("ready", 0, None)
     assert changes == [BreakerState.OPEN, BreakerState.OPEN, BreakerState.CLOSED]
     assert (await _semantic(store, queue, "peanut allergy"))[:2] == [pending, nuts] or (
@@ -289,7 +290,7 @@ async def test_probe_without_pending_work(
     embedding_server.status = None
     clock.advance(2 * BREAKER_BASE_DELAY)
     assert await queue.run_once() == 0  # probe succeeds
-    assert flag(queue.breaker.closed)
+    assert fresh_bool(queue.breaker.closed)
     assert await queue.run_once() is None
     assert await queue.query_vector("anything") is not None
 
@@ -334,14 +335,14 @@ async def test_refused_text_is_retried_alone_then_left_in_error(
         1,
         "ollama answered HTTP 400: input rejected",
     )
-    assert await drain(queue) == RETRY_BASE
+    assert await run_until_idle(queue) == RETRY_BASE
     clock.advance(RETRY_BASE)
-    await drain(queue)  # each goes alone: the good one succeeds
+    await run_until_idle(queue)  # each goes alone: the good one succeeds
     assert (await _job(store, good))[0] == "ready"
     assert (await _job(store, bad))[:2] == ("pending", 2)
 
     for _ in range(MAX_ATTEMPTS):
-        delay = await drain(queue)
+        delay = await run_until_idle(queue)
         if delay is None:
             break
         clock.advance(delay)
@@ -364,7 +365,7 @@ async def test_dimension_change_is_reported_not_stored(
     queue = make_queue(store, provider, clock)
     await queue.start()
     await store.add(memory("first memory"))
-    await drain(queue)
+    await run_until_idle(queue)
     embedding_server.dimension = 48
     item = (await store.add(memory("second memory"))).item.id
 
@@ -391,7 +392,7 @@ async def test_store_knows_the_dimension_first(
     await store.add(memory("first memory"))
     queue = EmbeddingQueue(store, provider, MODEL, clock=clock)
     await queue.start()
-    await drain(queue)
+    await run_until_idle(queue)
     assert queue.dimensions == 32
 
     # A queue that was told nothing, on a store whose model has 32 dimensions.
@@ -467,32 +468,10 @@ async def test_archived_memories_are_embedded_too(
     await store.forget([item])
     queue = make_queue(store, provider, clock)
     await queue.start()
-    await drain(queue)
+    await run_until_idle(queue)
     assert (await store.get(item)).status is MemoryStatus.ARCHIVED  # type: ignore[union-attr]
     assert await _job(store, item) == ("ready", 0, None)
     await queue.close()
-
-
-def test_breaker_backoff_is_capped(clock: FakeClock) -> None:
-    """Probes back off exponentially up to the maximum delay."""
-    breaker = CircuitBreaker(clock, base_delay=10, max_delay=40)
-    assert breaker.seconds_to_probe() == 0.0
-    error = CannotConnectError("down")
-    delays = []
-    for _ in range(5):
-        breaker.record_failure(error)
-        delays.append(breaker.seconds_to_probe())
-    assert delays == [10, 20, 40, 40, 40]
-    assert not breaker.probe_due
-    clock.advance(40)
-    assert flag(breaker.probe_due)
-    remove = breaker.add_listener(lambda: None)
-    remove()
-    breaker.record_success()
-    assert breaker.closed
-    assert breaker.failures == 0
-    breaker.record_success()  # no change, no notification
-    assert np.isclose(breaker.seconds_to_probe(), 0.0)
 
 
 async def _hash_and_vector(
@@ -525,7 +504,7 @@ async def test_secrets_never_reach_the_provider(
     first = (await store.add(memory("The garage door code is 7731"))).item.id
     await store.add(memory("The garage door code is 1234", scope="person.anna"))
     await store.add(memory("Mia is allergic to nuts"))
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.received == [
         "The garage door code is [redacted]",
         "Mia is allergic to nuts",
@@ -582,13 +561,13 @@ async def test_vectors_made_before_redaction_stay_and_are_not_reused(
 
     queue = make_queue(store, provider, clock)
     assert await queue.start() == 0
-    await drain(queue)
+    await run_until_idle(queue)
     assert embedding_server.embedded == 0  # nothing re-embedded
     assert await _hash_and_vector(store, old) == before
 
     again = (await store.add(memory(said, scope="person.anna"))).item.id
     await store.add(memory("Mia is allergic to nuts", scope="person.anna"))
-    await drain(queue)
+    await run_until_idle(queue)
     # The code's sentence is embedded, redacted; the plain one comes from cache.
     assert embedding_server.received == ["The safe code is [redacted]"]
     digest, vector, _state = await _hash_and_vector(store, again)

@@ -28,17 +28,17 @@ from custom_components.memory.engine import (
     NewMessage,
     Signal,
 )
-from custom_components.memory.engine.conversations import (
+from custom_components.memory.engine.conversation_models import (
     EMBEDDED_MAX_CHARS,
     MIN_EMBEDDED_CHARS,
     embedding_text,
 )
-from custom_components.memory.engine.embedding_queue import (
+from custom_components.memory.engine.embedding_jobs import (
     MAX_ATTEMPTS,
     MESSAGES,
-    EmbeddingQueue,
     text_hash,
 )
+from custom_components.memory.engine.embedding_queue import EmbeddingQueue
 from custom_components.memory.engine.providers import OllamaProvider, model_key
 from custom_components.memory.engine.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.provider_servers import FakeEmbeddingServer
@@ -47,10 +47,10 @@ from .conftest import (
     PROVIDER_MODEL,
     FakeClock,
     StoreFactory,
-    drain,
-    flag,
+    fresh_bool,
     make_queue,
     memory,
+    run_until_idle,
 )
 
 MODEL = PROVIDER_MODEL
@@ -164,7 +164,7 @@ async def test_messages_are_embedded_and_found_by_meaning(
             said("The bins go out on Thursday", minutes=1),
         ],
     )
-    assert await drain(queue, steps=1000) is None
+    assert await run_until_idle(queue, steps=1000) is None
     status = await queue.status()
     assert (status.messages_ready, status.messages_pending) == (3, 0)
     # No memory at all: progress counts the messages, all done.
@@ -224,7 +224,7 @@ async def test_memories_go_first(
     assert embedding_server.texts == [4, 1]
     with closing(sqlite3.connect(store.path)) as conn:
         assert conn.execute("SELECT memory_id FROM embeddings").fetchall() == [(item,)]
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert (await queue.status()).messages_ready == 40
 
 
@@ -239,7 +239,7 @@ async def test_cache_spans_memories_and_messages(
     queue = make_queue(store, provider, clock)
     await queue.start()
     await store.add(memory("Mia is allergic to nuts"))
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == 1
 
     first, second = await save(
@@ -249,7 +249,7 @@ async def test_cache_spans_memories_and_messages(
             said("  Mia is allergic to nuts\n", minutes=1),
         ],
     )
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == 1
     assert (await queue.status()).messages_ready == 2
     found = await search(log, queue, QUESTION)
@@ -257,10 +257,10 @@ async def test_cache_spans_memories_and_messages(
 
     # And the other way round: a memory that repeats a message.
     await save(log, [said("The guest room stays at 19 degrees")])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     calls = embedding_server.embedded
     await store.add(memory("The guest room stays at 19 degrees"))
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == calls
 
 
@@ -283,14 +283,14 @@ async def test_existing_messages_are_a_rebuild(
     assert queue.messages_rebuilding
     assert await queue.query_vector(QUESTION, messages=True) is None
     assert await queue.run_once() == 0  # the memory
-    assert not flag(queue.rebuilding)
-    assert flag(queue.messages_rebuilding)
+    assert not fresh_bool(queue.rebuilding)
+    assert fresh_bool(queue.messages_rebuilding)
     assert await queue.query_vector(QUESTION) is not None
     assert await queue.query_vector(QUESTION, messages=True) is None
     assert await search(log, queue, QUESTION) == []
 
-    assert await drain(queue, steps=1000) is None
-    assert not flag(queue.messages_rebuilding)
+    assert await run_until_idle(queue, steps=1000) is None
+    assert not fresh_bool(queue.messages_rebuilding)
     assert (await queue.status()).messages_rebuilding is False
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
 
@@ -308,7 +308,7 @@ async def test_model_switch_re_embeds_messages(
     queue = make_queue(store, provider, clock)
     await queue.start()
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     await store.close()
 
     switched = await store_factory(model=OTHER_MODEL)
@@ -321,7 +321,7 @@ async def test_model_switch_re_embeds_messages(
     assert queue.messages_rebuilding
     assert await search(log, queue, QUESTION) == []
     calls = embedding_server.embedded
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == calls + 1  # another model: embedded anew
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
     assert count(switched.path, "message_embeddings") == 2  # one per model
@@ -345,7 +345,7 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
             said("Mia is allergic to nuts", minutes=1),
         ],
     )
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert await search(log, queue, "safe code painting", limit=1) == [
         (secret, (Signal.KEYWORD, Signal.SEMANTIC))
     ]
@@ -369,7 +369,7 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
     # The same text again is embedded anew: nothing of it was cached.
     calls = embedding_server.embedded
     await save(log, [said("The safe code is 4711 behind the painting", minutes=2)])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == calls + 1
 
     # Retention: everything before a time, vectors and index entries too.
@@ -411,7 +411,7 @@ async def test_restart_resumes_message_jobs(
     assert await resumed.start() == 0  # queued before: not a rebuild
     assert not resumed.messages_rebuilding
     assert (await resumed.status()).messages_pending == 2
-    await drain(resumed, steps=1000)
+    await run_until_idle(resumed, steps=1000)
     assert (await resumed.status()).messages_ready == 4
     assert embedding_server.texts == [2, 2]
 
@@ -438,7 +438,7 @@ async def test_scopes_hold_on_the_vector_path(
     )
     [bens] = await save(log, [said("Ben is allergic to nuts", scope=BEN)], scope=BEN)
     [household] = await save(log, [said("The bins go out on Thursday")])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert (await queue.status()).messages_ready == 262
 
     for_ben = await search(log, queue, QUESTION, scopes=(HOUSEHOLD, BEN), limit=50)
@@ -465,7 +465,7 @@ async def test_provider_down_falls_back_to_keywords(
     queue = make_queue(store, provider, clock)
     await queue.start()
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     await embedding_server.stop()
     assert await search(log, queue, QUESTION) == []
     assert not queue.breaker.closed
@@ -490,10 +490,10 @@ async def test_index_catches_up_and_forgets(
     assert await search(log, queue, QUESTION) == []  # no model row yet: no index
     assert log.index_bytes == 0
     [nuts] = await save(log, [said("Mia is allergic to nuts")])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert await search(log, queue, QUESTION) == [(nuts, (Signal.SEMANTIC,))]
     [bins] = await save(log, [said("The bins go out on Thursday", minutes=1)])
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert (await search(log, queue, "rubbish collection"))[0][0] == bins
 
     # A job back to pending (a crash between vector and state) is redone from
@@ -501,7 +501,7 @@ async def test_index_catches_up_and_forgets(
     async with store.transaction() as conn:
         await conn.execute("UPDATE message_embedding_jobs SET state = 'pending'")
     calls = embedding_server.embedded
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     assert embedding_server.embedded == calls
     found = await search(log, queue, QUESTION)
     assert [item_id for item_id, _ in found].count(nuts) == 1
@@ -576,7 +576,7 @@ async def test_upgrade_embeds_the_kept_messages(
     assert await queue.start() == 1
     assert queue.messages_rebuilding
     assert not queue.rebuilding
-    await drain(queue, steps=1000)
+    await run_until_idle(queue, steps=1000)
     [(found, signals)] = await search(log, queue, QUESTION)
     assert signals == (Signal.SEMANTIC,)
     assert (await log.get_messages([found]))[found].content == "Mia is allergic to nuts"
@@ -649,7 +649,7 @@ async def test_refused_message_backs_off_then_stays_keyword_only(
     assert await queue.run_once() == 0
     assert queue.breaker.closed  # the provider is fine, the text is not
     for _ in range(MAX_ATTEMPTS + 1):
-        delay = await drain(queue, steps=1000)
+        delay = await run_until_idle(queue, steps=1000)
         if delay is None:
             break
         clock.advance(delay)

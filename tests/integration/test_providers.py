@@ -43,7 +43,7 @@ from custom_components.memory.embedding import (
     local_model_folder,
     store_model,
 )
-from custom_components.memory.engine.embedding_queue import count_missing
+from custom_components.memory.engine.embedding_jobs import count_missing
 from custom_components.memory.engine.model_files import (
     ALL_MINILM_L6_V2,
     install_from_folder,

@@ -4,9 +4,8 @@ A library with no Home Assistant imports: the integration drives it, plain
 pytest tests it, and `bench/` measures it.
 """
 
-from .conversations import (
+from .conversation_models import (
     ConversationInfo,
-    ConversationLog,
     MessageHit,
     MessageQuery,
     MessageRole,
@@ -14,6 +13,7 @@ from .conversations import (
     StoredConversation,
     StoredMessage,
 )
+from .conversations import ConversationLog
 from .errors import (
     DATABASE_ERRORS,
     ContentTooLongError,

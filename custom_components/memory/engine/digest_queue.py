@@ -28,7 +28,7 @@ import json
 import re
 from typing import Any, Final
 
-from .conversations import MessageRole, StoredMessage
+from .conversation_models import MessageRole, StoredMessage
 from .device_commands import (
     MAX_COMMAND_WORDS,
     is_device_command,

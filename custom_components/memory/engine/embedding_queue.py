@@ -1,4 +1,4 @@
-"""Embedding in the background, and a circuit breaker that keeps recall fast.
+"""The embedding worker: texts embedded in the background, queries at once.
 
 Adding a memory never waits for an embedding service. Each memory gets a job
 per model in `embedding_jobs` (pending, ready or error with its message), so
@@ -11,13 +11,8 @@ job and vector rows with it, so no copy outlives it.
 
 Codes, PINs, passwords and keys never leave the home: what is sent is the
 text with each secret value replaced by "[redacted]" (`secrets.redacted`;
-the provider redacts whatever it is given once more). A ready job's
-`text_hash` is the hash of exactly the text its vector was made from, written
-when the vector is: so a cache hit never hands out the vector of an
-unredacted text, and a vector made before redaction existed (or before the
-detector learnt a pattern) stays where it is, reused only for the very same
-text. The hash written when a job is queued is provisional (the unredacted
-text's, cheap to compute for a whole rebuild) and read by nothing.
+the provider redacts whatever it is given once more). The job tables, and
+which text hash a vector is cached under, are `embedding_jobs.py`'s.
 
 Conversation messages go through the same machinery with tables of their own
 (`message_embedding_jobs`, `message_embeddings`): user and assistant messages
@@ -30,17 +25,14 @@ text-hash cache spans both (a message that repeats a memory costs nothing).
 Queries go through the same provider, but behind a circuit breaker: once the
 provider fails, or a query embedding takes longer than `QUERY_TIMEOUT`,
 queries get no vector (search answers from keywords at once) until a probe in
-the background finds the provider healthy again.
+the background finds the provider healthy again (`embedding_breaker.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-import hashlib
+from collections.abc import Callable
 import logging
 import time
 from typing import Final
@@ -48,7 +40,30 @@ from typing import Final
 import aiosqlite
 import numpy as np
 
-from .conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
+from .embedding_breaker import CircuitBreaker
+from .embedding_jobs import (
+    KINDS,
+    MEMORIES,
+    MESSAGES,
+    Job,
+    JobTables,
+    QueueStatus,
+    cached_vectors,
+    due_jobs,
+    enqueue,
+    finish_rebuilds,
+    has_jobs,
+    is_rebuilding,
+    mark_ready,
+    model_dimensions,
+    newest_ids,
+    next_due,
+    queue_status,
+    record_failure,
+    start_rebuild,
+    store_message_vectors,
+    text_hash,
+)
 from .errors import UnknownMemoryError, VectorDimensionError
 from .models import Vector
 from .providers import (
@@ -60,228 +75,14 @@ from .providers import (
     ProviderTimeoutError,
 )
 from .secrets import redacted
-from .store import MemoryStore, placeholders
+from .store import MemoryStore
 
 _LOGGER = logging.getLogger(__name__)
-
-JOB_PENDING: Final = "pending"
-JOB_READY: Final = "ready"
-JOB_ERROR: Final = "error"
 
 BATCH_SIZE: Final = 32
 # A query embedding slower than this is abandoned and the breaker opens.
 QUERY_TIMEOUT: Final = 2.0
 QUERY_CACHE_SIZE: Final = 256
-# Item failures (the provider refused a text): retries after 30 s, 2 min,
-# 8 min, 32 min, then the job is left in `error` (still found by keywords).
-MAX_ATTEMPTS: Final = 5
-RETRY_BASE: Final = 30.0
-RETRY_FACTOR: Final = 4.0
-# Provider failures: probe again after 10 s, doubling up to 5 minutes.
-BREAKER_BASE_DELAY: Final = 10.0
-BREAKER_MAX_DELAY: Final = 300.0
-_ENQUEUE_CHUNK: Final = 1000
-_ERROR_CHARS: Final = 300
-# Redaction reads this much of a text, more than is ever embedded (memories
-# have at most 2,000 characters), so a cut never parts a value from its label.
-_REDACTION_WINDOW: Final = 2 * EMBEDDED_MAX_CHARS
-
-
-def text_hash(text: str) -> bytes:
-    """Hash a text as the cache keys it (with the model)."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
-
-
-def _same(text: str) -> str:
-    return text
-
-
-@dataclass(frozen=True, slots=True)
-class _Kind:
-    """Where one kind of text keeps its jobs: SQL identifiers, never values."""
-
-    name: str
-    items: str  # the table of texts
-    jobs: str
-    key: str  # the jobs' (and vectors') column naming the text's row
-    vectors: str
-    rebuilds: str
-    where: str  # which rows of `items` (alias m) are embedded at all
-    text: Callable[[str], str]  # what of a row's content is embedded
-
-
-MEMORIES: Final = _Kind(
-    name="memories",
-    items="memories",
-    jobs="embedding_jobs",
-    key="memory_id",
-    vectors="embeddings",
-    rebuilds="embedding_rebuilds",
-    where="1",
-    text=_same,
-)
-MESSAGES: Final = _Kind(
-    name="messages",
-    items="conversation_messages",
-    jobs="message_embedding_jobs",
-    key="message_id",
-    vectors="message_embeddings",
-    rebuilds="message_embedding_rebuilds",
-    where=EMBEDDED_MESSAGES_SQL,
-    text=embedding_text,
-)
-_KINDS: Final = (MEMORIES, MESSAGES)
-
-
-def sent_text(kind: _Kind, content: str) -> str:
-    """Return what is sent to the provider for a row: its text, secrets redacted.
-
-    Redacted before it is cut to what is embedded.
-    """
-    return kind.text(redacted(content[:_REDACTION_WINDOW]))
-
-
-class BreakerState(StrEnum):
-    """Closed: requests flow. Open: the provider is left alone until a probe."""
-
-    CLOSED = "closed"
-    OPEN = "open"
-
-
-class CircuitBreaker:
-    """Remembers whether the provider works, and when to try it again."""
-
-    def __init__(
-        self,
-        clock: Callable[[], float] = time.time,
-        *,
-        base_delay: float = BREAKER_BASE_DELAY,
-        max_delay: float = BREAKER_MAX_DELAY,
-    ) -> None:
-        """Start closed: a provider is trusted until it fails."""
-        self._clock = clock
-        self._base_delay = base_delay
-        self._max_delay = max_delay
-        self.state = BreakerState.CLOSED
-        self.failures = 0
-        self.down_since: float | None = None
-        self.retry_at = 0.0
-        self.last_error: ProviderError | None = None
-        self._listeners: list[Callable[[], None]] = []
-
-    @property
-    def closed(self) -> bool:
-        """Whether queries may use the provider."""
-        return self.state is BreakerState.CLOSED
-
-    @property
-    def probe_due(self) -> bool:
-        """Whether an open breaker's provider should be tried again now."""
-        return not self.closed and self._clock() >= self.retry_at
-
-    def seconds_to_probe(self) -> float:
-        """Time left until the next probe (0 when closed or due)."""
-        return 0.0 if self.closed else max(self.retry_at - self._clock(), 0.0)
-
-    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Call `listener` after every change; returns a remover."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def record_success(self) -> None:
-        """Close: the provider answered."""
-        if self.closed and self.failures == 0:
-            return
-        self.state = BreakerState.CLOSED
-        self.failures = 0
-        self.down_since = None
-        self.last_error = None
-        self._notify()
-
-    def record_failure(self, error: ProviderError) -> None:
-        """Open: the provider failed; probe again later, backing off."""
-        now = self._clock()
-        if self.closed:
-            self.down_since = now
-            _LOGGER.debug("Embedding provider failed, searching by keywords: %s", error)
-        self.state = BreakerState.OPEN
-        self.failures += 1
-        delay = min(self._base_delay * 2.0 ** (self.failures - 1), self._max_delay)
-        self.retry_at = now + delay
-        self.last_error = error
-        self._notify()
-
-    def _notify(self) -> None:
-        for listener in list(self._listeners):
-            listener()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QueueStatus:
-    """Counts of one model's jobs (never any content).
-
-    `pending`, `ready`, `failed` and `rebuilding` are about memories; the
-    `messages_` fields about the log. `progress` (the progress sensor's state)
-    covers both: message search stays keyword-only until its rebuild is done.
-    """
-
-    model: str
-    pending: int = 0
-    ready: int = 0
-    failed: int = 0
-    rebuilding: bool = False
-    messages_pending: int = 0
-    messages_ready: int = 0
-    messages_failed: int = 0
-    messages_rebuilding: bool = False
-
-    @property
-    def total(self) -> int:
-        """Memories with a job for this model."""
-        return self.pending + self.ready + self.failed
-
-    @property
-    def messages_total(self) -> int:
-        """Messages with a job for this model."""
-        return self.messages_pending + self.messages_ready + self.messages_failed
-
-    @property
-    def progress(self) -> float:
-        """Share of all jobs, memories and messages, done (ready or given up).
-
-        In percent; 100 when there is nothing to embed.
-        """
-        total = self.total + self.messages_total
-        if not total:
-            return 100.0
-        done = self.ready + self.failed + self.messages_ready + self.messages_failed
-        return round(100.0 * done / total, 1)
-
-
-@dataclass(frozen=True, slots=True)
-class _Job:
-    item_id: int
-    content: str
-    text_hash: bytes
-    attempts: int
-
-
-async def count_missing(
-    store: MemoryStore, model: str, *, messages: bool = False
-) -> int:
-    """Memories (or embedded messages) with no vector of `model` yet.
-
-    What switching to `model` costs; messages that are never embedded (tool
-    results, one-word replies) do not count.
-    """
-    kind = MESSAGES if messages else MEMORIES
-    async with store.reader.execute(
-        f"SELECT count(*) FROM {kind.items} m WHERE {kind.where} AND NOT EXISTS "  # noqa: S608
-        f"(SELECT 1 FROM {kind.vectors} e WHERE e.model = ? AND e.{kind.key} = m.id)",
-        (model,),
-    ) as cursor:
-        row = await cursor.fetchone()
-    return int(row[0]) if row else 0
 
 
 class EmbeddingQueue:
@@ -313,8 +114,8 @@ class EmbeddingQueue:
         self.query_timeout = query_timeout
         self._dim = dimensions
         self._clock = clock
-        self._watermarks = dict.fromkeys(_KINDS, 0)
-        self._rebuilding = dict.fromkeys(_KINDS, False)
+        self._watermarks = dict.fromkeys(KINDS, 0)
+        self._rebuilding = dict.fromkeys(KINDS, False)
         self._query_cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._query_cache_size = QUERY_CACHE_SIZE
 
@@ -342,85 +143,34 @@ class EmbeddingQueue:
         already, this is a rebuild: their searches stay keyword-only until it
         is done, so they never rank against a half-embedded collection.
         """
-        async with self.store.reader.execute(
-            "SELECT dim FROM embedding_models WHERE model = ?", (self.model,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is not None:
-            self._dim = int(row[0])
+        dim = await model_dimensions(self.store.reader, self.model)
+        if dim is not None:
+            self._dim = dim
         total = 0
         async with self.store.transaction() as conn:
-            for kind in _KINDS:
-                async with conn.execute(
-                    f"SELECT EXISTS (SELECT 1 FROM {kind.jobs} WHERE model = ?)",  # noqa: S608
-                    (self.model,),
-                ) as cursor:
-                    row = await cursor.fetchone()
-                known = bool(row and row[0])
+            for kind in KINDS:
+                known = await has_jobs(conn, kind, self.model)
                 added = await self._enqueue(conn, kind, after=0)
                 if added and not known:
-                    await conn.execute(
-                        f"INSERT OR IGNORE INTO {kind.rebuilds} (model, total, "  # noqa: S608
-                        "started_at) VALUES (?, ?, ?)",
-                        (self.model, added, self._clock()),
-                    )
-                async with conn.execute(
-                    f"SELECT EXISTS (SELECT 1 FROM {kind.rebuilds} WHERE model = ?)",  # noqa: S608
-                    (self.model,),
-                ) as cursor:
-                    row = await cursor.fetchone()
-                self._rebuilding[kind] = bool(row and row[0])
+                    await start_rebuild(conn, kind, self.model, added, self._clock())
+                self._rebuilding[kind] = await is_rebuilding(conn, kind, self.model)
                 total += added
         return total
 
     async def _enqueue(
-        self, conn: aiosqlite.Connection, kind: _Kind, *, after: int
+        self, conn: aiosqlite.Connection, kind: JobTables, *, after: int
     ) -> int:
         """Queue texts with an id above `after` that have no job yet."""
-        added = 0
-        last = after
-        while True:
-            async with conn.execute(
-                f"SELECT m.id, m.content FROM {kind.items} m WHERE m.id > ? "  # noqa: S608
-                f"AND {kind.where} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
-                f"WHERE j.model = ? AND j.{kind.key} = m.id) ORDER BY m.id LIMIT ?",
-                (last, self.model, _ENQUEUE_CHUNK),
-            ) as cursor:
-                rows = list(await cursor.fetchall())
-            if not rows:
-                break
-            now = self._clock()
-            await conn.executemany(
-                f"INSERT OR IGNORE INTO {kind.jobs} ({kind.key}, model, "  # noqa: S608
-                "text_hash, state, updated_at) VALUES (?, ?, ?, 'pending', ?)",
-                [
-                    (row[0], self.model, text_hash(kind.text(row[1])), now)
-                    for row in rows
-                ],
-            )
-            added += len(rows)
-            last = int(rows[-1][0])
-        async with conn.execute(
-            f"SELECT coalesce(max(id), 0) FROM {kind.items}"  # noqa: S608
-        ) as cursor:
-            row = await cursor.fetchone()
-        newest = int(row[0]) if row else 0
-        self._watermarks[kind] = max(self._watermarks[kind], last, newest)
+        added, seen = await enqueue(
+            conn, kind, self.model, after=after, clock=self._clock
+        )
+        self._watermarks[kind] = max(self._watermarks[kind], seen)
         return added
 
     async def sync(self) -> int:
         """Queue memories and messages added since the last look (cheap if none)."""
-        async with self.store.reader.execute(
-            "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-            "(SELECT coalesce(max(id), 0) FROM conversation_messages)"
-        ) as cursor:
-            row = await cursor.fetchone()
-        assert row is not None  # noqa: S101 - a SELECT of two values
-        newer = [
-            kind
-            for kind, newest in zip(_KINDS, row, strict=True)
-            if int(newest) > self._watermarks[kind]
-        ]
+        newest = await newest_ids(self.store.reader)
+        newer = [kind for kind in KINDS if newest[kind] > self._watermarks[kind]]
         if not newer:
             return 0
         async with self.store.transaction() as conn:
@@ -442,7 +192,7 @@ class EmbeddingQueue:
         await self.sync()
         if not self.breaker.closed and not self.breaker.probe_due:
             return self.breaker.seconds_to_probe()
-        for kind in _KINDS:
+        for kind in KINDS:
             if jobs := await self._due_jobs(kind):
                 await self._process(kind, jobs)
                 await self._finish_rebuilds()
@@ -452,64 +202,24 @@ class EmbeddingQueue:
                 await self._probe()
             else:
                 await self._finish_rebuilds()
-                return await self._next_due()
+                due = await next_due(self.store.reader, self.model)
+                return None if due is None else max(due - self._clock(), 0.0)
         return 0.0 if self.breaker.closed else self.breaker.seconds_to_probe()
 
-    async def _due_jobs(self, kind: _Kind) -> list[_Job]:
+    async def _due_jobs(self, kind: JobTables) -> list[Job]:
         """Fresh jobs in a batch; a job that failed before goes alone."""
-        base = (
-            f"SELECT j.{kind.key}, m.content, j.attempts "  # noqa: S608
-            f"FROM {kind.jobs} j JOIN {kind.items} m ON m.id = j.{kind.key} "
-            "WHERE j.model = ? AND j.state = 'pending' "
+        return await due_jobs(
+            self.store.reader,
+            kind,
+            self.model,
+            batch_size=self.batch_size,
+            now=self._clock(),
         )
-        reader = self.store.reader
-        async with reader.execute(
-            base + f"AND j.attempts = 0 ORDER BY j.{kind.key} LIMIT ?",
-            (self.model, self.batch_size),
-        ) as cursor:
-            rows = list(await cursor.fetchall())
-        if not rows:
-            async with reader.execute(
-                base + "AND j.attempts > 0 AND j.next_attempt_at <= ? "
-                f"ORDER BY j.next_attempt_at, j.{kind.key} LIMIT 1",
-                (self.model, self._clock()),
-            ) as cursor:
-                rows = list(await cursor.fetchall())
-        jobs = []
-        for row in rows:
-            text = sent_text(kind, str(row[1]))
-            jobs.append(_Job(int(row[0]), text, text_hash(text), int(row[2])))
-        return jobs
 
-    async def _next_due(self) -> float | None:
-        async with self.store.reader.execute(
-            "SELECT min(due) FROM (SELECT min(next_attempt_at) AS due FROM "
-            "embedding_jobs WHERE model = ? AND state = 'pending' UNION ALL "
-            "SELECT min(next_attempt_at) FROM message_embedding_jobs "
-            "WHERE model = ? AND state = 'pending')",
-            (self.model, self.model),
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is None or row[0] is None:
-            return None
-        return max(float(row[0]) - self._clock(), 0.0)
-
-    async def _cached(self, hashes: Sequence[bytes]) -> dict[bytes, Vector]:
-        """Vectors this model already made for the same texts, of either kind."""
-        marks = placeholders(len(hashes))
-        sql = " UNION ALL ".join(
-            f"SELECT j.text_hash, e.vector FROM {kind.jobs} j "  # noqa: S608
-            f"JOIN {kind.vectors} e ON e.model = j.model AND e.{kind.key} = "
-            f"j.{kind.key} WHERE j.model = ? AND j.text_hash IN ({marks})"
-            for kind in _KINDS
+    async def _process(self, kind: JobTables, jobs: list[Job]) -> None:
+        vectors = await cached_vectors(
+            self.store.reader, self.model, sorted({job.text_hash for job in jobs})
         )
-        args = [arg for _kind in _KINDS for arg in (self.model, *hashes)]
-        async with self.store.reader.execute(sql, args) as cursor:
-            rows = await cursor.fetchall()
-        return {bytes(row[0]): np.frombuffer(row[1], dtype=np.float32) for row in rows}
-
-    async def _process(self, kind: _Kind, jobs: list[_Job]) -> None:
-        vectors = await self._cached(sorted({job.text_hash for job in jobs}))
         texts = {job.text_hash: job.content for job in jobs}
         missing = [digest for digest in texts if digest not in vectors]
         if missing:
@@ -550,15 +260,13 @@ class EmbeddingQueue:
         if stored and self._dim is None:
             self._dim = len(next(iter(usable.values())))
         if stored:
-            # With the hash of the text the vector was made from (see above).
+            # With the hash of the text the vector was made from (see
+            # embedding_jobs.py).
             hashes = {job.item_id: job.text_hash for job in jobs}
             now = self._clock()
             async with self.store.transaction() as conn:
-                await conn.executemany(
-                    f"UPDATE {kind.jobs} SET state = 'ready', attempts = 0, "  # noqa: S608
-                    f"error = NULL, text_hash = ?, updated_at = ? WHERE model = ? "
-                    f"AND {kind.key} = ?",
-                    [(hashes[i], now, self.model, i) for i in stored],
+                await mark_ready(
+                    conn, kind, self.model, {i: hashes[i] for i in stored}, now
                 )
 
     def _check_dimensions(self, dim: int) -> None:
@@ -588,85 +296,23 @@ class EmbeddingQueue:
         return list(vectors)
 
     async def _store_message_vectors(self, vectors: dict[int, Vector]) -> list[int]:
-        """Write unit vectors of messages that still exist; returns their ids.
-
-        The conversation log's index reads them from the table (by id) on its
-        next semantic search.
-        """
-        dims = {len(vector) for vector in vectors.values()}
-        alive: list[int] = []
+        """Write the vectors of messages that still exist; returns their ids."""
         async with self.store.transaction() as conn:
-            async with conn.execute(
-                "SELECT dim FROM embedding_models WHERE model = ?", (self.model,)
-            ) as cursor:
-                row = await cursor.fetchone()
-            expected = int(row[0]) if row is not None else min(dims)
-            if dims != {expected}:
-                error = DimensionChangedError(
-                    f"{self.model} made {expected}-dimensional vectors, now "
-                    f"{sorted(dims)}",
-                    expected=str(expected),
-                    got=",".join(str(dim) for dim in sorted(dims)),
-                )
-            else:
-                error = None
-                if row is None:
-                    await conn.execute(
-                        "INSERT INTO embedding_models (model, dim, created_at) "
-                        "VALUES (?, ?, ?)",
-                        (self.model, expected, self._clock()),
-                    )
-                ids = sorted(vectors)
-                async with conn.execute(
-                    "SELECT id FROM conversation_messages "  # noqa: S608
-                    f"WHERE id IN ({placeholders(len(ids))})",
-                    ids,
-                ) as cursor:
-                    alive = [int(found[0]) for found in await cursor.fetchall()]
-                await conn.executemany(
-                    "INSERT OR REPLACE INTO message_embeddings (message_id, model, "
-                    "vector) VALUES (?, ?, ?)",
-                    [
-                        (
-                            item_id,
-                            self.model,
-                            (vectors[item_id] / np.linalg.norm(vectors[item_id]))
-                            .astype(np.float32)
-                            .tobytes(),
-                        )
-                        for item_id in alive
-                    ],
-                )
-        if error is not None:
-            self.breaker.record_failure(error)
+            stored = await store_message_vectors(
+                conn, self.model, vectors, self._clock()
+            )
+        if isinstance(stored, DimensionChangedError):
+            self.breaker.record_failure(stored)
             return []
-        return alive
+        return stored
 
     async def _record_failure(
-        self, kind: _Kind, jobs: list[_Job], error: ProviderError
+        self, kind: JobTables, jobs: list[Job], error: ProviderError
     ) -> None:
         """Back off these jobs; after `MAX_ATTEMPTS` leave them in `error`."""
         now = self._clock()
-        message = str(error)[:_ERROR_CHARS]
         async with self.store.transaction() as conn:
-            for job in jobs:
-                attempts = job.attempts + 1
-                state = JOB_ERROR if attempts >= MAX_ATTEMPTS else JOB_PENDING
-                delay = RETRY_BASE * RETRY_FACTOR ** (attempts - 1)
-                await conn.execute(
-                    f"UPDATE {kind.jobs} SET state = ?, attempts = ?, "  # noqa: S608
-                    "next_attempt_at = ?, error = ?, updated_at = ? "
-                    f"WHERE model = ? AND {kind.key} = ?",
-                    (
-                        state,
-                        attempts,
-                        now + delay,
-                        message,
-                        now,
-                        self.model,
-                        job.item_id,
-                    ),
-                )
+            await record_failure(conn, kind, self.model, jobs, error, now)
         _LOGGER.debug("Embedding of %s %s failed (%s)", len(jobs), kind.name, error.key)
 
     async def _probe(self) -> None:
@@ -679,44 +325,18 @@ class EmbeddingQueue:
             self.breaker.record_success()
 
     async def _finish_rebuilds(self) -> None:
-        kinds = [kind for kind in _KINDS if self._rebuilding[kind]]
+        kinds = [kind for kind in KINDS if self._rebuilding[kind]]
         if not kinds:
             return
         async with self.store.transaction() as conn:
-            for kind in kinds:
-                await conn.execute(
-                    f"DELETE FROM {kind.rebuilds} WHERE model = ? AND NOT EXISTS "  # noqa: S608
-                    f"(SELECT 1 FROM {kind.jobs} WHERE model = ? AND state = 'pending')",
-                    (self.model, self.model),
-                )
-                async with conn.execute(
-                    f"SELECT EXISTS (SELECT 1 FROM {kind.rebuilds} WHERE model = ?)",  # noqa: S608
-                    (self.model,),
-                ) as cursor:
-                    row = await cursor.fetchone()
-                self._rebuilding[kind] = bool(row and row[0])
+            self._rebuilding.update(await finish_rebuilds(conn, kinds, self.model))
 
     async def status(self) -> QueueStatus:
         """Count this model's jobs by state, memories and messages apart."""
-        async with self.store.reader.execute(
-            "SELECT 'memories', state, count(*) FROM embedding_jobs WHERE model = ? "
-            "GROUP BY state UNION ALL SELECT 'messages', state, count(*) FROM "
-            "message_embedding_jobs WHERE model = ? GROUP BY state",
-            (self.model, self.model),
-        ) as cursor:
-            counts = {
-                (str(row[0]), str(row[1])): int(row[2])
-                for row in await cursor.fetchall()
-            }
-        return QueueStatus(
-            model=self.model,
-            pending=counts.get(("memories", JOB_PENDING), 0),
-            ready=counts.get(("memories", JOB_READY), 0),
-            failed=counts.get(("memories", JOB_ERROR), 0),
+        return await queue_status(
+            self.store.reader,
+            self.model,
             rebuilding=self.rebuilding,
-            messages_pending=counts.get(("messages", JOB_PENDING), 0),
-            messages_ready=counts.get(("messages", JOB_READY), 0),
-            messages_failed=counts.get(("messages", JOB_ERROR), 0),
             messages_rebuilding=self.messages_rebuilding,
         )
 

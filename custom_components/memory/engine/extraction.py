@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from .consolidation import Action, Candidate, Consolidator, Outcome, Plan
-from .conversations import MessageRole, StoredMessage
+from .conversation_models import MessageRole, StoredMessage
 from .digest_queue import (
     PendingConversation,
     SkipReason,

@@ -18,12 +18,8 @@ from datetime import date, datetime, tzinfo
 import re
 from typing import Final
 
-from .conversations import (
-    ConversationLog,
-    MessageRole,
-    StoredConversation,
-    StoredMessage,
-)
+from .conversation_models import MessageRole, StoredConversation, StoredMessage
+from .conversations import ConversationLog
 from .models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
 from .store import MemoryStore, placeholders
 
