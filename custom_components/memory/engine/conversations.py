@@ -39,6 +39,7 @@ import numpy as np
 
 from .errors import InvalidInputError, InvalidLimitError, StoreError
 from .fusion import fuse
+from .memory_rows import validate_scope
 from .models import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
@@ -47,14 +48,9 @@ from .models import (
     from_timestamp,
     to_timestamp,
 )
-from .store import (
-    SEMANTIC_POOL,
-    MemoryStore,
-    cosines_outside_pool,
-    placeholders,
-    semantic_pool,
-    validate_scope,
-)
+from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+from .sql import IDS, placeholders, rows_in
+from .store import MemoryStore
 from .text import fts_match_expression, query_terms, term_coverage
 from .vectors import NumpyIndex, as_unit_vector
 
@@ -66,7 +62,6 @@ TRUNCATED_MARK: Final = " […]"
 KEYWORD_POOL: Final = 50
 # FTS5 column weights: content, data (tool calls and results).
 BM25_WEIGHTS: Final = (1.0, 0.3)
-_CHUNK: Final = 500
 _LOAD_BATCH: Final = 4096
 
 # What is embedded: user and assistant messages with at least this many
@@ -395,16 +390,14 @@ class ConversationLog:
         erased: list[int] = []
         scopes: set[str] = set()
         async with self._store.transaction() as conn:
-            for start in range(0, len(unique), _CHUNK):
-                chunk = unique[start : start + _CHUNK]
-                async with conn.execute(
-                    "DELETE FROM conversation_messages "  # noqa: S608
-                    f"WHERE id IN ({placeholders(len(chunk))}) RETURNING id, scope",
-                    chunk,
-                ) as cursor:
-                    for row in await cursor.fetchall():
-                        erased.append(int(row[0]))
-                        scopes.add(str(row[1]))
+            for row in await rows_in(
+                conn,
+                f"DELETE FROM conversation_messages WHERE id IN ({IDS}) "  # noqa: S608
+                "RETURNING id, scope",
+                unique,
+            ):
+                erased.append(int(row[0]))
+                scopes.add(str(row[1]))
             if erased:
                 await self._optimize(conn)
         if erased:
@@ -518,35 +511,28 @@ class ConversationLog:
         """
         unique = sorted(set(conversations))
         found: dict[int, list[StoredMessage]] = {}
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            async with self._store.reader.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-                "JOIN conversations c ON c.id = m.conversation "
-                f"WHERE m.conversation IN ({placeholders(len(chunk))}) "
-                "ORDER BY m.conversation, m.id",
-                chunk,
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    message = _row_to_message(row)
-                    found.setdefault(message.conversation, []).append(message)
+        for row in await rows_in(
+            self._store.reader,
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            f"WHERE m.conversation IN ({IDS}) ORDER BY m.conversation, m.id",
+            unique,
+        ):
+            message = _row_to_message(row)
+            found.setdefault(message.conversation, []).append(message)
         return found
 
     async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:
         """Messages by id; missing ids are absent from the result."""
         unique = sorted(set(ids))
-        found: dict[int, StoredMessage] = {}
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            async with self._store.reader.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-                "JOIN conversations c ON c.id = m.conversation "
-                f"WHERE m.id IN ({placeholders(len(chunk))})",
-                chunk,
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    found[row["id"]] = _row_to_message(row)
-        return found
+        rows = await rows_in(
+            self._store.reader,
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            f"WHERE m.id IN ({IDS})",
+            unique,
+        )
+        return {row["id"]: _row_to_message(row) for row in rows}
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.

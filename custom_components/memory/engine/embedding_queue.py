@@ -60,7 +60,8 @@ from .providers import (
     ProviderTimeoutError,
 )
 from .secrets import redacted
-from .store import MemoryStore, placeholders
+from .sql import placeholders
+from .store import MemoryStore
 
 _LOGGER = logging.getLogger(__name__)
 

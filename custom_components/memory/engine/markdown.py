@@ -25,7 +25,8 @@ from .conversations import (
     StoredMessage,
 )
 from .models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
-from .store import MemoryStore, placeholders
+from .sql import placeholders
+from .store import MemoryStore
 
 MEMORY_FILE: Final = "MEMORY.md"
 CONVERSATIONS_FOLDER: Final = "conversations"
