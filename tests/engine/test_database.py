@@ -40,6 +40,23 @@ from .conftest import (
     vector,
 )
 
+# -- the database alone -----------------------------------------------------------------
+
+
+async def test_bare_database_has_no_index(db_path: Path) -> None:
+    """The bottom layer opens, migrates and closes with no vector index."""
+    database = database_module.Database(db_path, model=MODEL)
+    await database.open(defer_index=True)
+    try:
+        assert await database.schema_version(database.reader) == SCHEMA_VERSION
+        await database.load_index()
+        assert database._index is None
+        assert not database._index_pending
+    finally:
+        await database.close()
+    assert database_module.Database(db_path).database_bytes() > 0
+
+
 # -- persistence ------------------------------------------------------------------------
 
 
