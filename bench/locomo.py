@@ -50,13 +50,19 @@ sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 if TYPE_CHECKING:
     from custom_components.memory import engine
     from custom_components.memory.engine import (
+        database as database_module,
         fusion,
-        store as store_module,
+        search as search_module,
         text as text_module,
     )
 else:
     import engine
-    from engine import fusion, store as store_module, text as text_module
+    from engine import (
+        database as database_module,
+        fusion,
+        search as search_module,
+        text as text_module,
+    )
 
 type F32 = npt.NDArray[np.float32]
 type FuseFn = Callable[
@@ -257,7 +263,7 @@ def fuse_rrf(
     are not used.
     """
     del similarity
-    keyword = keyword[: store_module.KEYWORD_POOL]
+    keyword = keyword[: search_module.KEYWORD_POOL]
     if not keyword or not semantic:
         return fusion.fuse(keyword, semantic)
     scores: dict[int, float] = {}
@@ -285,7 +291,7 @@ def fuse_pool_only(
 ) -> list[fusion.Ranked]:
     """Fuse as shipped, over the two pools only (no completed scores)."""
     del similarity
-    return fusion.fuse(keyword[: store_module.KEYWORD_POOL], semantic)
+    return fusion.fuse(keyword[: search_module.KEYWORD_POOL], semantic)
 
 
 def exact_expression(text: str) -> str | None:
@@ -337,21 +343,21 @@ VARIANTS: Final[dict[str, Variant]] = {
 
 @contextlib.contextmanager
 def patched(variant: Variant) -> Iterator[None]:
-    """Swap the store's fusion or query building for the duration of a block."""
+    """Swap the search's fusion or query building for the duration of a block."""
     swaps: dict[str, Any] = {}
     if variant.fuse is not None:
         swaps["fuse"] = variant.fuse
     if variant.exact_words:
         swaps["fts_match_expression"] = exact_expression
         swaps["term_coverage"] = exact_coverage
-    originals = {name: getattr(store_module, name) for name in swaps}
+    originals = {name: getattr(search_module, name) for name in swaps}
     for name, value in swaps.items():
-        setattr(store_module, name, value)
+        setattr(search_module, name, value)
     try:
         yield
     finally:
         for name, value in originals.items():
-            setattr(store_module, name, value)
+            setattr(search_module, name, value)
 
 
 # -- indexing and searching ------------------------------------------------------
@@ -371,7 +377,7 @@ async def build_index(
     kind: engine.MemoryType,
     conversation: str,
     embedder: Embedder,
-    backend: store_module.BackendChoice,
+    backend: database_module.BackendChoice,
 ) -> Index:
     """Store units as memories with their vectors in a new database."""
     store = engine.MemoryStore(path, model=MODEL, vector_backend=backend)
@@ -495,7 +501,7 @@ async def evaluate(
     embedder: Embedder,
     modes: Sequence[str],
     workdir: Path,
-    backend: store_module.BackendChoice,
+    backend: database_module.BackendChoice,
 ) -> tuple[dict[str, dict[str, ModeResult]], float]:
     """Index and query every conversation; returns results and index seconds."""
     results = {

@@ -19,7 +19,7 @@ from homeassistant.util import dt as dt_util
 import probatio
 
 from .const import DOMAIN
-from .engine.store import MAX_ROW_ID
+from .engine.sql import MAX_ROW_ID
 
 # Longest duration an action takes (`expires_in`, `recency_days`): 100 years.
 MAX_DAYS: Final = 36_500

@@ -7,8 +7,10 @@ runs once with the numpy index and once with sqlite-vec's `vec0` table.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+import sqlite3
 import threading
 from typing import Any, Literal
 
@@ -22,6 +24,8 @@ from custom_components.memory.engine import (
     MemoryType,
     NewMemory,
     Origin,
+    SearchHit,
+    Signal,
     Source,
 )
 from custom_components.memory.engine.embedding_queue import (
@@ -229,3 +233,42 @@ async def store(open_store: StoreFactory, backend: Backend) -> MemoryStore:
     opened = await open_store()
     assert opened.vector_backend == backend
     return opened
+
+
+# -- what the store tests read back --------------------------------------------
+
+KEYWORD = (Signal.KEYWORD,)
+SEMANTIC = (Signal.SEMANTIC,)
+BOTH = (Signal.KEYWORD, Signal.SEMANTIC)
+
+
+def ids(hits: list[SearchHit]) -> list[int]:
+    """Return the ids of search hits, in order."""
+    return [hit.item.id for hit in hits]
+
+
+def contents(hits: list[SearchHit]) -> list[str]:
+    """Return the contents of search hits, in order."""
+    return [hit.item.content for hit in hits]
+
+
+def sql(path: Path, statement: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Run one statement on a separate plain sqlite3 connection."""
+    with closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute(statement, args).fetchall()
+        conn.commit()
+    return [tuple(row) for row in rows]
+
+
+def file_bytes(path: Path) -> bytes:
+    """Read the database file and its write-ahead log, if any."""
+    wal = Path(f"{path}-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def near(
+    seed: int | str, noise: float = 0.05, dim: int = DIM
+) -> npt.NDArray[np.float32]:
+    """Make a vector close to `vector(seed)`."""
+    base = vector(seed, dim)
+    return base + noise * float(np.linalg.norm(base)) * vector(f"noise-{seed}", dim)

@@ -18,13 +18,12 @@ from typing import Any, Final
 import aiosqlite
 
 from .models import HOUSEHOLD, Signal, Vector, from_timestamp
-from .store import placeholders
+from .sql import IDS, rows_in
 
 # Longer texts are cut (with a marker): a chat message is not a memory, and a
 # tool result (an entity dump, say) should not bloat the database.
 MAX_MESSAGE_CHARS: Final = 16_000
 TRUNCATED_MARK: Final = " […]"
-_CHUNK: Final = 500
 
 # What is embedded: user and assistant messages with at least this many
 # characters once trimmed, cut to the first EMBEDDED_MAX_CHARS (a memory's
@@ -242,16 +241,11 @@ async def messages_by_id(
     reader: aiosqlite.Connection, ids: Sequence[int]
 ) -> dict[int, StoredMessage]:
     """Messages by id; missing ids are absent from the result."""
-    unique = sorted(set(ids))
-    found: dict[int, StoredMessage] = {}
-    for start in range(0, len(unique), _CHUNK):
-        chunk = unique[start : start + _CHUNK]
-        async with reader.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-            "JOIN conversations c ON c.id = m.conversation "
-            f"WHERE m.id IN ({placeholders(len(chunk))})",
-            chunk,
-        ) as cursor:
-            for row in await cursor.fetchall():
-                found[row["id"]] = row_to_message(row)
-    return found
+    rows = await rows_in(
+        reader,
+        f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+        "JOIN conversations c ON c.id = m.conversation "
+        f"WHERE m.id IN ({IDS})",
+        sorted(set(ids)),
+    )
+    return {row["id"]: row_to_message(row) for row in rows}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
 import aiosqlite
 
@@ -41,11 +41,11 @@ from .conversation_models import (
     row_to_message,
 )
 from .errors import InvalidInputError
+from .memory_rows import validate_scope
 from .message_search import MessageSearch
 from .models import to_timestamp
-from .store import MemoryStore, placeholders, validate_scope
-
-_CHUNK: Final = 500
+from .sql import IDS, chunks, placeholders, rows_in
+from .store import MemoryStore
 
 
 class ConversationLog:
@@ -160,8 +160,7 @@ class ConversationLog:
         erased: list[int] = []
         scopes: set[str] = set()
         async with self._store.transaction() as conn:
-            for start in range(0, len(unique), _CHUNK):
-                chunk = unique[start : start + _CHUNK]
+            for chunk in chunks(unique):
                 async with conn.execute(
                     "DELETE FROM conversation_messages "  # noqa: S608
                     f"WHERE id IN ({placeholders(len(chunk))}) RETURNING id, scope",
@@ -281,20 +280,16 @@ class ConversationLog:
         One query per 500 conversations, not one per conversation; one with
         no message is absent from the result.
         """
-        unique = sorted(set(conversations))
         found: dict[int, list[StoredMessage]] = {}
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            async with self._store.reader.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-                "JOIN conversations c ON c.id = m.conversation "
-                f"WHERE m.conversation IN ({placeholders(len(chunk))}) "
-                "ORDER BY m.conversation, m.id",
-                chunk,
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    message = row_to_message(row)
-                    found.setdefault(message.conversation, []).append(message)
+        for row in await rows_in(
+            self._store.reader,
+            f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            f"WHERE m.conversation IN ({IDS}) ORDER BY m.conversation, m.id",
+            sorted(set(conversations)),
+        ):
+            message = row_to_message(row)
+            found.setdefault(message.conversation, []).append(message)
         return found
 
     async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:

@@ -37,7 +37,8 @@ from .device_commands import (
     word_count,
 )
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
-from .store import MemoryStore, placeholders
+from .sql import IDS, placeholders, rows_in
+from .store import MemoryStore
 from .text import fence_safe
 
 # Retry after a failure: 1, 2, 4, ... minutes, at most 6 hours apart.
@@ -47,7 +48,6 @@ BACKOFF_MAX_SECONDS: Final = 6 * 3600.0
 MAX_TRANSCRIPT_CHARS: Final = 24_000
 # A single message longer than this is cut in the transcript.
 MAX_LINE_CHARS: Final = 2_000
-_CHUNK: Final = 500
 
 
 class DigestState(StrEnum):
@@ -184,16 +184,14 @@ class DigestQueue:
         """
         unique = sorted(set(ids))
         found: dict[int, tuple[str, ...]] = {}
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            async with self._store.reader.execute(
-                "SELECT conversation, scope FROM conversation_messages "  # noqa: S608
-                f"WHERE conversation IN ({placeholders(len(chunk))}) "
-                "GROUP BY conversation, scope ORDER BY conversation, min(id)",
-                chunk,
-            ) as cursor:
-                for row in await cursor.fetchall():
-                    found[int(row[0])] = (*found.get(int(row[0]), ()), str(row[1]))
+        for row in await rows_in(
+            self._store.reader,
+            "SELECT conversation, scope FROM conversation_messages "  # noqa: S608
+            f"WHERE conversation IN ({IDS}) "
+            "GROUP BY conversation, scope ORDER BY conversation, min(id)",
+            unique,
+        ):
+            found[int(row[0])] = (*found.get(int(row[0]), ()), str(row[1]))
         return found
 
     async def count_by_state(self) -> dict[str, int]:

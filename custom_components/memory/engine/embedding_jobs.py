@@ -30,7 +30,8 @@ from .conversation_models import (
 from .models import Vector
 from .providers import DimensionChangedError, ProviderError
 from .secrets import redacted
-from .store import MemoryStore, placeholders
+from .sql import placeholders
+from .store import MemoryStore
 
 JOB_PENDING: Final = "pending"
 JOB_READY: Final = "ready"

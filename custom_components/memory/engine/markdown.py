@@ -21,7 +21,8 @@ from typing import Final
 from .conversation_models import MessageRole, StoredConversation, StoredMessage
 from .conversations import ConversationLog
 from .models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
-from .store import MemoryStore, placeholders
+from .sql import placeholders
+from .store import MemoryStore
 
 MEMORY_FILE: Final = "MEMORY.md"
 CONVERSATIONS_FOLDER: Final = "conversations"

@@ -27,13 +27,9 @@ from .conversation_models import (
 from .errors import InvalidLimitError, StoreError
 from .fusion import fuse
 from .models import MAX_SEARCH_LIMIT, to_timestamp
-from .store import (
-    SEMANTIC_POOL,
-    MemoryStore,
-    cosines_outside_pool,
-    placeholders,
-    semantic_pool,
-)
+from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+from .sql import placeholders
+from .store import MemoryStore
 from .text import fts_match_expression, query_terms, term_coverage
 from .vectors import NumpyIndex, as_unit_vector
 
