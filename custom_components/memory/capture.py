@@ -38,6 +38,7 @@ from homeassistant.components.conversation.const import ChatLogEventType
 # Private, but the only way to learn who spoke to an agent that has no LLM
 # API (the built-in agent): the trace holds the conversation's input.
 from homeassistant.components.conversation.trace import _current_trace
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
@@ -45,6 +46,7 @@ from homeassistant.helpers.event import async_call_later, async_track_time_inter
 from homeassistant.helpers.json import json_dumps
 from homeassistant.util import dt as dt_util
 
+from .access import async_assistant_caller
 from .ai_task import in_ai_task_call
 from .const import (
     CONF_CONVERSATION_RETENTION_DAYS,
@@ -52,7 +54,6 @@ from .const import (
     DEFAULT_CONVERSATION_RETENTION_DAYS,
     LOGGER,
 )
-from .coordinator import MemoryConfigEntry
 from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
@@ -61,8 +62,8 @@ from .engine import (
     MessageRole,
     NewMessage,
 )
-from .services import async_assistant_caller
 from .usage import UsageTracker
+from .worker import BackgroundWorker
 
 # Messages of a turn are written together this long after the first one.
 FLUSH_DELAY: Final = 1.0
@@ -203,23 +204,28 @@ def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
     return key, raw
 
 
-class ConversationCapture:
+class ConversationCapture(BackgroundWorker):
     """Keeps every Assist conversation in the conversation log."""
 
     def __init__(
         self,
         hass: HomeAssistant,
-        entry: MemoryConfigEntry,
+        entry: ConfigEntry,
         log: ConversationLog,
         usage: UsageTracker,
+        on_ended: Callable[[], None],
     ) -> None:
-        """Nothing is subscribed until `async_start`."""
+        """Nothing is subscribed until `async_start`.
+
+        `on_ended` is told when a conversation that ended has been written
+        (digestion schedules itself).
+        """
+        super().__init__()
         self._hass = hass
         self._entry = entry
         self._log = log
         self._usage = usage
         self._conversations: dict[str, _Conversation] = {}
-        self._unsubscribers: list[CALLBACK_TYPE] = []
         self._stop_listener: CALLBACK_TYPE | None = None
         self._flush_timer: CALLBACK_TYPE | None = None
         self._poll_timer: CALLBACK_TYPE | None = None
@@ -228,8 +234,7 @@ class ConversationCapture:
         self._flush_lock = asyncio.Lock()
         # Content older than this was captured by a previous run (a reload).
         self._since = dt_util.utcnow()
-        # Told when a conversation that ended has been written (digestion).
-        self.on_ended: Callable[[], None] | None = None
+        self._on_ended = on_ended
         self._ai_task_chats: set[str] = set()
 
     # -- life cycle ---------------------------------------------------------
@@ -242,12 +247,12 @@ class ConversationCapture:
         except DATABASE_ERRORS as err:
             LOGGER.warning("Could not end the conversations of the last run: %s", err)
         await self.async_apply_retention()
-        self._unsubscribers = [
+        self._hold(
             async_subscribe_chat_logs(self._hass, self._on_event),
             async_track_time_interval(
                 self._hass, self._retention_tick, RETENTION_INTERVAL
             ),
-        ]
+        )
         self._stop_listener = self._hass.bus.async_listen_once(
             EVENT_HOMEASSISTANT_STOP, self._on_stop
         )
@@ -260,9 +265,7 @@ class ConversationCapture:
     @callback
     def async_unsubscribe(self) -> None:
         """Stop listening and cancel timers; safe to call twice."""
-        for unsubscribe in self._unsubscribers:
-            unsubscribe()
-        self._unsubscribers = []
+        self._release()
         if self._stop_listener is not None:
             self._stop_listener()
             self._stop_listener = None
@@ -536,5 +539,5 @@ class ConversationCapture:
             if conversation.ended_at is not None and not conversation.pending:
                 del self._conversations[conversation_id]
                 ended = True
-        if ended and self.on_ended is not None:
-            self.on_ended()
+        if ended:
+            self._on_ended()

@@ -84,7 +84,6 @@ from .const import (
     PROVIDER_OLLAMA,
     PROVIDER_OPENAI,
 )
-from .coordinator import MemoryConfigEntry
 from .embedding import (
     async_build_provider,
     async_download_local_model,
@@ -109,6 +108,7 @@ from .engine.providers import (
     looks_like_embedding_model,
     probe_dimension,
 )
+from .runtime import MemoryConfigEntry
 
 # The built-in model first (recommended), keyword search last (one click).
 PROVIDER_MENU = [
