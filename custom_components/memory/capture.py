@@ -78,7 +78,7 @@ type _Speaker = tuple[str | None, str | None, str | None]
 
 
 @dataclass(slots=True)
-class _Raw:
+class _SeenMessage:
     """A message as seen, before the speaker's scope is stamped on it."""
 
     role: MessageRole
@@ -112,7 +112,7 @@ class _Conversation:
     trace_id: str | None = None
     chat_log: ChatLog | None = None
     seen: set[_Key] = field(default_factory=set)
-    pending: list[_Raw] = field(default_factory=list)
+    pending: list[_SeenMessage] = field(default_factory=list)
     dirty: bool = False
 
     def info(self) -> ConversationInfo:
@@ -136,7 +136,7 @@ class _Conversation:
                 raw.scope = self.scope
                 raw.speaker = (self.user_id, self.device_id, self.agent_id)
 
-    def stamp(self, raw: _Raw) -> NewMessage:
+    def stamp(self, raw: _SeenMessage) -> NewMessage:
         user_id, device_id, agent_id = raw.speaker or (
             self.user_id,
             self.device_id,
@@ -163,22 +163,22 @@ def _json(value: Any) -> str:
         return json_dumps(str(value))
 
 
-def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
+def _seen_message(content: dict[str, Any]) -> tuple[_Key, _SeenMessage] | None:
     """Turn a chat log content dict into a message; None for system prompts."""
     role = content.get("role")
     created = content.get("created")
     if not isinstance(created, datetime):
         created = dt_util.utcnow()
     text = content.get("content") or ""
-    raw: _Raw
+    raw: _SeenMessage
     if role == "user":
         attachments = content.get("attachments")
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.USER, text, created, _json(attachments) if attachments else ""
         )
     elif role == "assistant":
         calls = content.get("tool_calls")
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.ASSISTANT,
             text,
             created,
@@ -189,7 +189,7 @@ def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
         result = content.get("result")
         if result is None:
             result = {"data": content.get("tool_result")}
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.TOOL_RESULT,
             "",
             created,
@@ -324,14 +324,16 @@ class ConversationCapture(BackgroundWorker):
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
     ) -> None:
         """Take in a chat log event; never raises into the conversation."""
-        if not self.enabled or self._ours(conversation_id, event_type):
+        if not self.enabled or self._is_ai_task_chat(conversation_id, event_type):
             return
         try:
-            self._take(conversation_id, event_type, data)
+            self._record_event(conversation_id, event_type, data)
         except Exception as err:  # noqa: BLE001 - capture must not break a turn
             LOGGER.debug("Could not capture a chat log event: %r", err)
 
-    def _ours(self, conversation_id: str, event_type: ChatLogEventType) -> bool:
+    def _is_ai_task_chat(
+        self, conversation_id: str, event_type: ChatLogEventType
+    ) -> bool:
         """Whether this is the chat of one of our own AI Task calls.
 
         Those are not the household's conversations (and digesting them would
@@ -348,7 +350,7 @@ class ConversationCapture(BackgroundWorker):
             return True
         return False
 
-    def _take(
+    def _record_event(
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
     ) -> None:
         conversation = self._conversations.get(conversation_id)
@@ -387,7 +389,7 @@ class ConversationCapture(BackgroundWorker):
                 self._observe(conversation, content.as_dict())
 
     def _observe(self, conversation: _Conversation, content: dict[str, Any]) -> None:
-        if (made := _raw(content)) is None:
+        if (made := _seen_message(content)) is None:
             return
         key, raw = made
         if key in conversation.seen:
