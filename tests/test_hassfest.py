@@ -32,9 +32,9 @@ import probatio
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.memory.config_flow import FLOW_ERRORS
 from custom_components.memory.const import DOMAIN
 from custom_components.memory.engine import errors as engine_errors
+from custom_components.memory.provider_forms import FLOW_ERRORS
 
 INTEGRATION = Path(__file__).parents[1] / "custom_components" / DOMAIN
 EN = INTEGRATION / "translations" / "en.json"

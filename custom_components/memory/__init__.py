@@ -18,8 +18,8 @@ from homeassistant.util import dt as dt_util
 from .ai_task import AITaskClient
 from .capture import ConversationCapture
 from .const import DATABASE_FILE, DATABASE_FOLDER, DOMAIN, EXPIRE_INTERVAL_SECONDS
-from .coordinator import MemoryConfigEntry, MemoryData, MemoryStatsCoordinator
-from .digestion import Digestion, async_setup_digest_service
+from .coordinator import MemoryStatsCoordinator
+from .digestion import Digestion
 from .embedding import async_setup_embedding, store_model
 from .engine import (
     ConversationLog,
@@ -31,10 +31,11 @@ from .engine import (
 )
 from .engine.files import DATABASE_SUFFIXES
 from .engine.integrity import marker_path
-from .export import async_remove_exports, async_rewrite_exports, async_setup_export
-from .profile import ProfileKeeper, async_setup_profile_service
+from .export import async_remove_exports, async_rewrite_exports
+from .profile import ProfileKeeper
 from .recall import memory_api
 from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
+from .runtime import MemoryConfigEntry, MemoryData
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
 from .vector_backend import async_remove_vector_backend, async_vector_backend_available
@@ -52,9 +53,6 @@ def database_path(hass: HomeAssistant) -> Path:
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the actions once, whether or not an entry loads."""
     async_setup_services(hass)
-    async_setup_digest_service(hass)
-    async_setup_export(hass)
-    async_setup_profile_service(hass)
     return True
 
 
@@ -117,11 +115,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     stop_midnight = usage.async_start()
     entry.async_on_unload(stop_midnight)
     conversations = ConversationLog(store)
-    capture = ConversationCapture(hass, entry, conversations, usage)
-    # Digestion: ended conversations become memories through AI Task.
+    # Digestion: ended conversations (capture tells it) become memories
+    # through AI Task.
     ai_task = AITaskClient(hass, entry, usage)
-    digestion = Digestion(hass, entry, store, conversations, ai_task, usage)
-    capture.on_ended = digestion.async_schedule
+    digestion = Digestion(hass, entry, store, conversations, ai_task, usage, embedding)
+    capture = ConversationCapture(
+        hass, entry, conversations, usage, on_ended=digestion.async_schedule
+    )
     entry.runtime_data = MemoryData(
         store=store,
         coordinator=coordinator,
@@ -130,7 +130,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         usage=usage,
         ai_task=ai_task,
         digestion=digestion,
-        profiles=ProfileKeeper(hass, entry),
+        profiles=ProfileKeeper(hass, entry, store, ai_task),
         embedding=embedding,
     )
     entry.async_on_unload(capture.async_unsubscribe)
@@ -190,15 +190,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
 
 
 async def _async_stop_writers(entry: MemoryConfigEntry) -> None:
-    """Stop everything that writes, in the order the store needs."""
-    # First: it reads and writes the store, and capture calls it.
-    await entry.runtime_data.digestion.async_stop()
-    await entry.runtime_data.profiles.async_stop()
-    if (embedding := entry.runtime_data.embedding) is not None:
-        # Before the store closes: the worker may be mid-transaction.
-        await embedding.async_stop()
-    # Before the store closes: write what capture holds, and the counters.
-    await entry.runtime_data.capture.async_stop()
+    """Stop everything that writes, in the order the store needs (`workers`)."""
+    for worker in entry.runtime_data.workers:
+        await worker.async_stop()
+    # Before the store closes: the counters.
     await entry.runtime_data.usage.async_save()
 
 

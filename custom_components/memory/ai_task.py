@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
@@ -34,7 +35,6 @@ from .const import (
 )
 
 if TYPE_CHECKING:
-    from .coordinator import MemoryConfigEntry
     from .usage import UsageTracker
 
 AI_TASK_DOMAIN: Final = "ai_task"
@@ -89,7 +89,7 @@ class AITaskClient:
     """Asks the configured (or preferred) AI Task entity for structured data."""
 
     def __init__(
-        self, hass: HomeAssistant, entry: MemoryConfigEntry, usage: UsageTracker
+        self, hass: HomeAssistant, entry: ConfigEntry, usage: UsageTracker
     ) -> None:
         """Count calls in `usage`, which keeps the sliding hour."""
         self._hass = hass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from homeassistant.core import HomeAssistant
 
 from .const import DOMAIN
-from .coordinator import MemoryConfigEntry
+from .runtime import MemoryConfigEntry
 
 
 def _loaded(hass: HomeAssistant) -> list[MemoryConfigEntry]:

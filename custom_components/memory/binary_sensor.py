@@ -11,9 +11,9 @@ from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .coordinator import MemoryConfigEntry
 from .embedding import EmbeddingCoordinator
 from .entity import MemoryEntity
+from .runtime import MemoryConfigEntry
 
 # Updates are pushed by the embedding worker; nothing here does I/O.
 PARALLEL_UPDATES = 0

@@ -38,6 +38,7 @@ from homeassistant.components.conversation.const import ChatLogEventType
 # Private, but the only way to learn who spoke to an agent that has no LLM
 # API (the built-in agent): the trace holds the conversation's input.
 from homeassistant.components.conversation.trace import _current_trace
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
@@ -45,6 +46,7 @@ from homeassistant.helpers.event import async_call_later, async_track_time_inter
 from homeassistant.helpers.json import json_dumps
 from homeassistant.util import dt as dt_util
 
+from .access import async_assistant_caller
 from .ai_task import in_ai_task_call
 from .const import (
     CONF_CONVERSATION_RETENTION_DAYS,
@@ -52,7 +54,6 @@ from .const import (
     DEFAULT_CONVERSATION_RETENTION_DAYS,
     LOGGER,
 )
-from .coordinator import MemoryConfigEntry
 from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
@@ -61,8 +62,8 @@ from .engine import (
     MessageRole,
     NewMessage,
 )
-from .services import async_assistant_caller
 from .usage import UsageTracker
+from .worker import BackgroundWorker
 
 # Messages of a turn are written together this long after the first one.
 FLUSH_DELAY: Final = 1.0
@@ -77,7 +78,7 @@ type _Speaker = tuple[str | None, str | None, str | None]
 
 
 @dataclass(slots=True)
-class _Raw:
+class _SeenMessage:
     """A message as seen, before the speaker's scope is stamped on it."""
 
     role: MessageRole
@@ -111,7 +112,7 @@ class _Conversation:
     trace_id: str | None = None
     chat_log: ChatLog | None = None
     seen: set[_Key] = field(default_factory=set)
-    pending: list[_Raw] = field(default_factory=list)
+    pending: list[_SeenMessage] = field(default_factory=list)
     dirty: bool = False
 
     def info(self) -> ConversationInfo:
@@ -135,7 +136,7 @@ class _Conversation:
                 raw.scope = self.scope
                 raw.speaker = (self.user_id, self.device_id, self.agent_id)
 
-    def stamp(self, raw: _Raw) -> NewMessage:
+    def stamp(self, raw: _SeenMessage) -> NewMessage:
         user_id, device_id, agent_id = raw.speaker or (
             self.user_id,
             self.device_id,
@@ -162,22 +163,22 @@ def _json(value: Any) -> str:
         return json_dumps(str(value))
 
 
-def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
+def _seen_message(content: dict[str, Any]) -> tuple[_Key, _SeenMessage] | None:
     """Turn a chat log content dict into a message; None for system prompts."""
     role = content.get("role")
     created = content.get("created")
     if not isinstance(created, datetime):
         created = dt_util.utcnow()
     text = content.get("content") or ""
-    raw: _Raw
+    raw: _SeenMessage
     if role == "user":
         attachments = content.get("attachments")
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.USER, text, created, _json(attachments) if attachments else ""
         )
     elif role == "assistant":
         calls = content.get("tool_calls")
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.ASSISTANT,
             text,
             created,
@@ -188,7 +189,7 @@ def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
         result = content.get("result")
         if result is None:
             result = {"data": content.get("tool_result")}
-        raw = _Raw(
+        raw = _SeenMessage(
             MessageRole.TOOL_RESULT,
             "",
             created,
@@ -203,23 +204,28 @@ def _raw(content: dict[str, Any]) -> tuple[_Key, _Raw] | None:
     return key, raw
 
 
-class ConversationCapture:
+class ConversationCapture(BackgroundWorker):
     """Keeps every Assist conversation in the conversation log."""
 
     def __init__(
         self,
         hass: HomeAssistant,
-        entry: MemoryConfigEntry,
+        entry: ConfigEntry,
         log: ConversationLog,
         usage: UsageTracker,
+        on_ended: Callable[[], None],
     ) -> None:
-        """Nothing is subscribed until `async_start`."""
+        """Nothing is subscribed until `async_start`.
+
+        `on_ended` is told when a conversation that ended has been written
+        (digestion schedules itself).
+        """
+        super().__init__()
         self._hass = hass
         self._entry = entry
         self._log = log
         self._usage = usage
         self._conversations: dict[str, _Conversation] = {}
-        self._unsubscribers: list[CALLBACK_TYPE] = []
         self._stop_listener: CALLBACK_TYPE | None = None
         self._flush_timer: CALLBACK_TYPE | None = None
         self._poll_timer: CALLBACK_TYPE | None = None
@@ -228,8 +234,7 @@ class ConversationCapture:
         self._flush_lock = asyncio.Lock()
         # Content older than this was captured by a previous run (a reload).
         self._since = dt_util.utcnow()
-        # Told when a conversation that ended has been written (digestion).
-        self.on_ended: Callable[[], None] | None = None
+        self._on_ended = on_ended
         self._ai_task_chats: set[str] = set()
 
     # -- life cycle ---------------------------------------------------------
@@ -242,12 +247,12 @@ class ConversationCapture:
         except DATABASE_ERRORS as err:
             LOGGER.warning("Could not end the conversations of the last run: %s", err)
         await self.async_apply_retention()
-        self._unsubscribers = [
+        self._hold(
             async_subscribe_chat_logs(self._hass, self._on_event),
             async_track_time_interval(
                 self._hass, self._retention_tick, RETENTION_INTERVAL
             ),
-        ]
+        )
         self._stop_listener = self._hass.bus.async_listen_once(
             EVENT_HOMEASSISTANT_STOP, self._on_stop
         )
@@ -260,9 +265,7 @@ class ConversationCapture:
     @callback
     def async_unsubscribe(self) -> None:
         """Stop listening and cancel timers; safe to call twice."""
-        for unsubscribe in self._unsubscribers:
-            unsubscribe()
-        self._unsubscribers = []
+        self._release()
         if self._stop_listener is not None:
             self._stop_listener()
             self._stop_listener = None
@@ -321,14 +324,16 @@ class ConversationCapture:
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
     ) -> None:
         """Take in a chat log event; never raises into the conversation."""
-        if not self.enabled or self._ours(conversation_id, event_type):
+        if not self.enabled or self._is_ai_task_chat(conversation_id, event_type):
             return
         try:
-            self._take(conversation_id, event_type, data)
+            self._record_event(conversation_id, event_type, data)
         except Exception as err:  # noqa: BLE001 - capture must not break a turn
             LOGGER.debug("Could not capture a chat log event: %r", err)
 
-    def _ours(self, conversation_id: str, event_type: ChatLogEventType) -> bool:
+    def _is_ai_task_chat(
+        self, conversation_id: str, event_type: ChatLogEventType
+    ) -> bool:
         """Whether this is the chat of one of our own AI Task calls.
 
         Those are not the household's conversations (and digesting them would
@@ -345,7 +350,7 @@ class ConversationCapture:
             return True
         return False
 
-    def _take(
+    def _record_event(
         self, conversation_id: str, event_type: ChatLogEventType, data: dict[str, Any]
     ) -> None:
         conversation = self._conversations.get(conversation_id)
@@ -384,7 +389,7 @@ class ConversationCapture:
                 self._observe(conversation, content.as_dict())
 
     def _observe(self, conversation: _Conversation, content: dict[str, Any]) -> None:
-        if (made := _raw(content)) is None:
+        if (made := _seen_message(content)) is None:
             return
         key, raw = made
         if key in conversation.seen:
@@ -536,5 +541,5 @@ class ConversationCapture:
             if conversation.ended_at is not None and not conversation.pending:
                 del self._conversations[conversation_id]
                 ended = True
-        if ended and self.on_ended is not None:
-            self.on_ended()
+        if ended:
+            self._on_ended()

@@ -1,61 +1,28 @@
-"""Runtime data of a config entry: the store and its pushed statistics."""
+"""The store's statistics, pushed to the sensors when the store changes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from .const import DOMAIN, LOGGER
-from .engine import ConversationLog, MemoryStore, StoreError, StoreStats
-
-if TYPE_CHECKING:
-    from .ai_task import AITaskClient
-    from .capture import ConversationCapture
-    from .digestion import Digestion
-    from .embedding import EmbeddingRuntime
-    from .profile import ProfileKeeper
-    from .usage import UsageTracker
+from .engine import MemoryStore, StoreError, StoreStats
 
 # Bursts of writes (a bulk import) refresh the sensors once a second at most.
 REFRESH_COOLDOWN = timedelta(seconds=1)
-
-type MemoryConfigEntry = ConfigEntry[MemoryData]
-
-
-@dataclass(slots=True)
-class MemoryData:
-    """What a loaded entry holds; platforms and actions reach it from the entry."""
-
-    store: MemoryStore
-    coordinator: MemoryStatsCoordinator
-    # Assist: the conversation log, its capture, and recall/capture counters.
-    conversations: ConversationLog
-    capture: ConversationCapture
-    usage: UsageTracker
-    # Digestion: the household's LLM through AI Task, and the pipeline that
-    # turns ended conversations into memories.
-    ai_task: AITaskClient
-    digestion: Digestion
-    # Each scope's profile, distilled through AI Task.
-    profiles: ProfileKeeper
-    # The embedding worker and breaker; None on keyword-only search.
-    embedding: EmbeddingRuntime | None = None
 
 
 class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
     """Counts and sizes, refreshed when the store changes rather than polled."""
 
-    config_entry: MemoryConfigEntry
+    config_entry: ConfigEntry
 
     def __init__(
-        self, hass: HomeAssistant, entry: MemoryConfigEntry, store: MemoryStore
+        self, hass: HomeAssistant, entry: ConfigEntry, store: MemoryStore
     ) -> None:
         """No update interval: the store's change listener drives refreshes."""
         super().__init__(
@@ -113,18 +80,3 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
         _ = self.config_entry.async_create_task(
             self.hass, self.async_request_refresh(), "memory stats refresh"
         )
-
-
-def loaded_entry(hass: HomeAssistant) -> MemoryConfigEntry:
-    """Return the single loaded entry; a translated validation error without one.
-
-    The call itself is fine but cannot be served now (set-up failed, or the
-    entry is disabled or unloaded): the caller has something to fix, not a
-    crash to report.
-    """
-    entries: list[MemoryConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
-    if not entries:
-        raise ServiceValidationError(
-            translation_domain=DOMAIN, translation_key="not_loaded"
-        )
-    return entries[0]

@@ -10,8 +10,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 
 from .ai_task import WINDOW_SECONDS
-from .coordinator import MemoryConfigEntry
 from .engine.integrity import IntegrityCheck
+from .runtime import MemoryConfigEntry
 
 # Provider credentials never leave the house; a URL may name a private host.
 TO_REDACT = {"api_key", "token", "password", "url"}

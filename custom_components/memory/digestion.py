@@ -22,25 +22,19 @@ of the last error are visible in sensors and diagnostics; content never is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 import contextlib
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from homeassistant.core import (
-    CALLBACK_TYPE,
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
-from homeassistant.exceptions import ServiceValidationError
-from homeassistant.helpers import config_validation as cv, issue_registry as ir
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.util import dt as dt_util
 import probatio
 
+from .access import scope_label
 from .ai_task import AITaskClient, AITaskFailed, AITaskRateLimited, AITaskUnavailable
 from .const import (
     CONF_DIGEST_IDLE_MINUTES,
@@ -54,8 +48,7 @@ from .const import (
     ISSUE_AI_TASK_UNAVAILABLE,
     LOGGER,
 )
-from .coordinator import MemoryConfigEntry, loaded_entry
-from .embedding import async_query_vector
+from .embedding import EmbeddingRuntime, async_query_vector
 from .engine import DATABASE_ERRORS, HOUSEHOLD, ConversationLog, MemoryStore, StoreError
 from .engine.consolidation import Action, Candidate, Consolidator, Plan
 from .engine.consolidation_question import question
@@ -84,11 +77,8 @@ from .engine.extraction import (
     summary_memory,
 )
 from .engine.models import Vector
-from .errors import translated_errors
-from .recall import scope_label
-from .services import async_caller
 from .usage import UsageTracker
-from .validation import ROW_ID, check_ids
+from .worker import BackgroundWorker
 
 # How often due conversations (idle ones, retries) are looked for.
 TICK: Final = timedelta(minutes=1)
@@ -98,9 +88,6 @@ UNAVAILABLE_RETRY: Final = timedelta(minutes=15)
 BATCH: Final = 20
 EXTRACT_TASK: Final = "Assist Memory: digest a conversation"
 RESOLVE_TASK: Final = "Assist Memory: compare memories"
-SERVICE_DIGEST: Final = "digest"
-ATTR_CONVERSATION_ID: Final = "conversation_id"
-ATTR_CONVERSATION: Final = "conversation"
 
 # Lenient where an LLM's answer may differ in form only: numbers as strings,
 # a confidence out of range, keys it added. Rendered to JSON schema for the
@@ -153,29 +140,31 @@ class _Retry(Exception):  # noqa: N818 - control flow: stay pending
         self.until = until
 
 
-class Digestion:
+class Digestion(BackgroundWorker):
     """Watches for conversations to digest, and digests them one at a time."""
 
     def __init__(
         self,
         hass: HomeAssistant,
-        entry: MemoryConfigEntry,
+        entry: ConfigEntry,
         store: MemoryStore,
         log: ConversationLog,
         ai_task: AITaskClient,
         usage: UsageTracker,
+        embedding: EmbeddingRuntime | None,
     ) -> None:
         """Nothing runs until `async_start`."""
+        super().__init__()
         self._hass = hass
         self._entry = entry
         self._store = store
         self._log = log
         self._ai_task = ai_task
         self._usage = usage
+        self._embedding = embedding
         self.queue = DigestQueue(store)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._unsubscribers: list[CALLBACK_TYPE] = []
         self._listeners: list[Callable[[], None]] = []
         self._stopping = False
         # Waiting for the AI Task (nothing of the conversation written yet).
@@ -191,7 +180,7 @@ class Digestion:
         """Count what waits, then look for due conversations every minute."""
         self._stopping = False
         await self._refresh()
-        self._unsubscribers.append(
+        self._hold(
             async_track_time_interval(
                 self._hass, self._tick, TICK, cancel_on_shutdown=True
             )
@@ -205,9 +194,7 @@ class Digestion:
         is never left half applied; a cancelled one simply stays pending.
         """
         self._stopping = True
-        for unsubscribe in self._unsubscribers:
-            unsubscribe()
-        self._unsubscribers = []
+        self._release()
         if (task := self._task) is not None and not task.done():
             if self._asking:
                 task.cancel()
@@ -401,7 +388,7 @@ class Digestion:
             self._store,
             persons,
             text=text,
-            vector=await async_query_vector(self._entry, text),
+            vector=await async_query_vector(self._embedding, text),
         )
         instructions = extraction_prompt(
             transcript,
@@ -471,11 +458,11 @@ class Digestion:
         """Fold the candidates into the store, asking about the unclear pairs."""
 
         async def embed(text: str) -> Vector | None:
-            return await async_query_vector(self._entry, text)
+            return await async_query_vector(self._embedding, text)
 
         consolidator = Consolidator(
             self._store,
-            embed=embed if self._entry.runtime_data.embedding is not None else None,
+            embed=embed if self._embedding is not None else None,
         )
         await consolidate(consolidator, candidates, result, resolve=self._resolve)
 
@@ -483,79 +470,3 @@ class Digestion:
         """One structured question for every pair the rules could not decide."""
         data = await self._generate(RESOLVE_TASK, question(asks), RESOLUTION)
         return read_resolutions(data, asks)
-
-
-DIGEST_SCHEMA: Final = probatio.Schema(
-    {
-        probatio.Exclusive(ATTR_CONVERSATION_ID, "target"): cv.string,
-        probatio.Exclusive(ATTR_CONVERSATION, "target"): ROW_ID,
-    }
-)
-
-
-def async_setup_digest_service(hass: HomeAssistant) -> None:
-    """Register `memory.digest` (once per Home Assistant start)."""
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_DIGEST,
-        translated_errors(_async_digest),
-        schema=DIGEST_SCHEMA,
-        supports_response=SupportsResponse.OPTIONAL,
-    )
-
-
-async def _async_digest(call: ServiceCall) -> ServiceResponse:
-    """Digest one conversation, or every waiting one the caller may reach, now."""
-    entry = loaded_entry(call.hass)
-    digestion = entry.runtime_data.digestion
-    caller = await async_caller(call.hass, call)
-    check_ids([call.data[ATTR_CONVERSATION]] if ATTR_CONVERSATION in call.data else [])
-    # What was said before this call, not only what capture wrote since.
-    await entry.runtime_data.capture.async_flush()
-    if ATTR_CONVERSATION in call.data:
-        found = await digestion.queue.get(call.data[ATTR_CONVERSATION])
-        targets = [found] if found is not None else []
-    elif ATTR_CONVERSATION_ID in call.data:
-        targets = await digestion.queue.find(call.data[ATTR_CONVERSATION_ID])
-    else:
-        targets = await digestion.queue.waiting(limit=BATCH * 5)
-    # A conversation is the caller's when they, or the household, spoke in it.
-    speakers: Mapping[int, tuple[str, ...]] = await digestion.queue.speakers(
-        [row.id for row in targets]
-    )
-    reachable = [
-        row
-        for row in targets
-        if any(caller.may_reach(s) for s in speakers.get(row.id, (row.scope,)))
-    ]
-    if not reachable and (
-        ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
-    ):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="unknown_conversation",
-            translation_placeholders={
-                "conversation": str(
-                    call.data.get(ATTR_CONVERSATION)
-                    or call.data.get(ATTR_CONVERSATION_ID)
-                )
-            },
-        )
-    results = await digestion.async_digest(
-        [row.id for row in reachable],
-        waiting_only=not (
-            ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
-        ),
-    )
-    # Another speaker's memories in a shared conversation are not shown.
-    shown = [result.as_dict(caller.may_reach) for result in results]
-    totals: dict[str, Any] = {
-        "added": sum(len(r["added"]) for r in shown),
-        "updated": sum(len(r["updated"]) for r in shown),
-        "superseded": sum(len(r["superseded"]) for r in shown),
-        "duplicates": sum(len(r["duplicates"]) for r in shown),
-        "skipped": sum(r.state == DigestState.SKIPPED for r in results),
-        "pending": sum(r.state == DigestState.PENDING for r in results),
-    }
-    totals["conversations"] = shown
-    return totals

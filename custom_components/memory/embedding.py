@@ -11,13 +11,13 @@ provider has been down for 30 minutes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryNotReady
@@ -62,9 +62,7 @@ from .engine.providers import (
     LocalProvider,
     model_key,
 )
-
-if TYPE_CHECKING:
-    from .coordinator import MemoryConfigEntry
+from .worker import BackgroundWorker
 
 # Where the built-in model's files come from (Hugging Face's file layout).
 MODEL_BASE_URL = HF_BASE_URL
@@ -173,10 +171,10 @@ class EmbeddingStatus:
 class EmbeddingCoordinator(DataUpdateCoordinator[EmbeddingStatus]):
     """Holds the latest status; the worker pushes it, nothing polls."""
 
-    config_entry: MemoryConfigEntry
+    config_entry: ConfigEntry
 
     def __init__(
-        self, hass: HomeAssistant, entry: MemoryConfigEntry, runtime: EmbeddingRuntime
+        self, hass: HomeAssistant, entry: ConfigEntry, runtime: EmbeddingRuntime
     ) -> None:
         """No update interval: the worker and the breaker push changes."""
         super().__init__(
@@ -193,17 +191,18 @@ class EmbeddingCoordinator(DataUpdateCoordinator[EmbeddingStatus]):
         return await self.runtime.async_status()
 
 
-class EmbeddingRuntime:
+class EmbeddingRuntime(BackgroundWorker):
     """The queue and breaker of one loaded entry, and the task that drives them."""
 
     def __init__(
         self,
         hass: HomeAssistant,
-        entry: MemoryConfigEntry,
+        entry: ConfigEntry,
         store: MemoryStore,
         provider: EmbeddingProvider,
     ) -> None:
         """Bind everything; `async_start` queues work, `start_worker` runs it."""
+        super().__init__()
         self.hass = hass
         self.entry = entry
         self.provider = provider
@@ -226,7 +225,6 @@ class EmbeddingRuntime:
         self.coordinator = EmbeddingCoordinator(hass, entry, self)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._unsubscribe: list[Callable[[], None]] = []
         self._timer: CALLBACK_TYPE | None = None
         self._issue_timer: CALLBACK_TYPE | None = None
 
@@ -238,8 +236,10 @@ class EmbeddingRuntime:
     async def async_start(self) -> None:
         """Queue memories and messages without vectors; read the first status."""
         await self.queue.start()
-        self._unsubscribe.append(self.breaker.add_listener(self._breaker_changed))
-        self._unsubscribe.append(self.queue.store.add_listener(self.wake))
+        self._hold(
+            self.breaker.add_listener(self._breaker_changed),
+            self.queue.store.add_listener(self.wake),
+        )
         await self.coordinator.async_refresh()
 
     @callback
@@ -251,9 +251,7 @@ class EmbeddingRuntime:
 
     async def async_stop(self) -> None:
         """Stop the worker before the store closes; release the provider."""
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe.clear()
+        self._release()
         self._cancel_timers()
         if self._task is not None:
             self._task.cancel()
@@ -425,7 +423,7 @@ class EmbeddingRuntime:
 
 
 async def async_setup_embedding(
-    hass: HomeAssistant, entry: MemoryConfigEntry, store: MemoryStore
+    hass: HomeAssistant, entry: ConfigEntry, store: MemoryStore
 ) -> EmbeddingRuntime | None:
     """Build the runtime of an entry with a provider, and queue pending work."""
     try:
@@ -444,7 +442,7 @@ async def async_setup_embedding(
 
 
 async def async_query_vector(
-    entry: MemoryConfigEntry, text: str, *, messages: bool = False
+    runtime: EmbeddingRuntime | None, text: str, *, messages: bool = False
 ) -> Vector | None:
     """Embed a search query; None means search by keywords only.
 
@@ -456,7 +454,6 @@ async def async_query_vector(
     automatic recall. A code or password in the query is "[redacted]"
     before it is sent or cached (`EmbeddingQueue.query_vector`).
     """
-    runtime = entry.runtime_data.embedding
     if runtime is None:
         return None
     return await runtime.queue.query_vector(text, messages=messages)

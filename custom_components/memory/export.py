@@ -33,21 +33,13 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Final
 
-from homeassistant.core import (
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
+from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
-from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
-import probatio
 
+from .access import Caller, scope_label
 from .const import DATABASE_FOLDER, DOMAIN, EXPORT_FOLDER, LOGGER
-from .coordinator import MemoryConfigEntry, loaded_entry
 from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
@@ -70,22 +62,11 @@ from .engine.markdown import (
     render_day,
     render_memories,
 )
-from .errors import store_error, translated_errors
-from .recall import scope_label
-from .services import ATTR_PERSON, Caller, async_caller
-from .validation import PERSON
+from .errors import store_error
+from .runtime import MemoryConfigEntry
 
-SERVICE_EXPORT: Final = "export"
-ATTR_EVERYTHING: Final = "everything"
 # Exports and the rewrites after an erase take turns (one Home Assistant).
 _EXPORT_LOCK: Final[HassKey[asyncio.Lock]] = HassKey(f"{DOMAIN}_export_lock")
-
-EXPORT_SCHEMA: Final = probatio.Schema(
-    {
-        probatio.Optional(ATTR_PERSON): PERSON,
-        probatio.Optional(ATTR_EVERYTHING, default=False): cv.boolean,
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,29 +265,3 @@ async def async_remove_exports(hass: HomeAssistant) -> None:
             await hass.async_add_executor_job(_remove)
         except OSError as err:
             LOGGER.warning("Could not remove the exports in %s: %s", base, err)
-
-
-async def _async_export(call: ServiceCall) -> ServiceResponse:
-    entry = loaded_entry(call.hass)
-    caller = await async_caller(call.hass, call)
-    target = audience(
-        call.hass,
-        caller,
-        person=call.data.get(ATTR_PERSON),
-        everything=call.data[ATTR_EVERYTHING],
-    )
-    # What was said before this call, not only what capture wrote since.
-    await entry.runtime_data.capture.async_flush()
-    return await async_export(call.hass, entry, target)
-
-
-@callback
-def async_setup_export(hass: HomeAssistant) -> None:
-    """Register `memory.export` (once per Home Assistant start)."""
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_EXPORT,
-        translated_errors(_async_export),
-        schema=EXPORT_SCHEMA,
-        supports_response=SupportsResponse.OPTIONAL,
-    )

@@ -26,6 +26,7 @@ from homeassistant.util import dt as dt_util
 from homeassistant.util.json import JsonObjectType, JsonValueType
 import probatio
 
+from .access import Caller, speaker
 from .const import (
     CONF_MIN_SCORE,
     CONF_SEARCH_LIMIT,
@@ -33,7 +34,6 @@ from .const import (
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
 )
-from .coordinator import MemoryConfigEntry, loaded_entry
 from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
@@ -47,8 +47,7 @@ from .engine import (
 from .engine.errors import DATABASE_ERRORS, database_error
 from .engine.text import fence_safe
 from .errors import store_error
-from .recall import speaker
-from .services import Caller
+from .runtime import MemoryConfigEntry, loaded_entry
 
 MAX_TOOL_RESULTS: Final = 10
 # Types a conversation may add; summaries and profiles are digestion's.
@@ -171,7 +170,9 @@ class SearchTool(MemoryTool):
             scopes=caller.reachable(),
             limit=int(limit),
             min_score=float(options.get(CONF_MIN_SCORE, DEFAULT_MIN_SCORE)),
-            vector=await async_query_vector(entry, args["query"]),
+            vector=await async_query_vector(
+                entry.runtime_data.embedding, args["query"]
+            ),
         )
         hits = await entry.runtime_data.store.search(query)
         return {

@@ -23,39 +23,29 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final
 
-from homeassistant.core import (
-    CALLBACK_TYPE,
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
 import probatio
 
-from .ai_task import AITaskError, AITaskRateLimited
-from .const import DOMAIN, LOGGER
-from .coordinator import MemoryConfigEntry, loaded_entry
+from .access import scope_label
+from .ai_task import AITaskClient, AITaskError, AITaskRateLimited
+from .const import LOGGER
 from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
     MemoryItem,
+    MemoryStore,
     MemoryType,
     NewMemory,
     Origin,
     Source,
-    StoreError,
 )
 from .engine.markdown import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
-from .errors import store_error, translated_errors
-from .recall import scope_label
-from .services import ATTR_PERSON, async_caller
-from .validation import PERSON
+from .worker import BackgroundWorker
 
 # A profile is at most this many (estimated) tokens.
 PROFILE_MAX_TOKENS: Final = 150
@@ -84,9 +74,6 @@ PROFILE_TOPIC: Final = "profile"
 STRUCTURE: Final = probatio.Schema(
     {probatio.Required("profile"): str}, extra=probatio.REMOVE_EXTRA
 )
-
-SERVICE_PROFILE: Final = "profile"
-PROFILE_SCHEMA: Final = probatio.Schema({probatio.Optional(ATTR_PERSON): PERSON})
 
 
 class ProfileStatus(StrEnum):
@@ -179,15 +166,23 @@ def instructions(name: str, household: bool, notes: Sequence[str]) -> str:
     return "\n".join([task, secrets, data, "<notes>", *notes, "</notes>"])
 
 
-class ProfileKeeper:
+class ProfileKeeper(BackgroundWorker):
     """Keeps each scope's profile current through the AI Task."""
 
-    def __init__(self, hass: HomeAssistant, entry: MemoryConfigEntry) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry: ConfigEntry,
+        store: MemoryStore,
+        ai_task: AITaskClient,
+    ) -> None:
         """Nothing runs until `async_start`."""
+        super().__init__()
         self._hass = hass
         self._entry = entry
+        self._store = store
+        self._ai_task = ai_task
         self._lock = asyncio.Lock()
-        self._unsubscribe: list[CALLBACK_TYPE] = []
         self._check_later: CALLBACK_TYPE | None = None
         # When each scope was last distilled (this run), and may be tried again.
         self._distilled_at: dict[str, datetime] = {}
@@ -197,19 +192,17 @@ class ProfileKeeper:
     @callback
     def async_start(self) -> None:
         """Listen to store changes and refresh daily."""
-        store = self._entry.runtime_data.store
-        self._unsubscribe.append(store.add_listener(self._store_changed))
         hour, minute = DAILY_AT
-        self._unsubscribe.append(
+        self._hold(
+            self._store.add_listener(self._store_changed),
             async_track_time_change(
                 self._hass, self._daily, hour=hour, minute=minute, second=0
-            )
+            ),
         )
 
     async def async_stop(self) -> None:
         """Stop listening and cancel a refresh in flight (the old profile stays)."""
-        while self._unsubscribe:
-            self._unsubscribe.pop()()
+        self._release()
         if self._check_later is not None:
             self._check_later()
             self._check_later = None
@@ -220,7 +213,7 @@ class ProfileKeeper:
 
     @callback
     def _store_changed(self) -> None:
-        if self._check_later is None and self._unsubscribe:
+        if self._check_later is None and self.subscribed:
             self._check_later = async_call_later(
                 self._hass, CHECK_DELAY, self._check_changes
             )
@@ -262,7 +255,7 @@ class ProfileKeeper:
         after a failure (an explicit request).
         """
         async with self._lock:
-            store = self._entry.runtime_data.store
+            store = self._store
             if scopes is None:
                 scopes = await memory_scopes(store)
             return [
@@ -273,7 +266,7 @@ class ProfileKeeper:
     async def _refresh(
         self, scope: str, threshold: int, *, retry_now: bool
     ) -> ProfileResult:
-        store = self._entry.runtime_data.store
+        store = self._store
         started = dt_util.utcnow()
         profiles = await active_memories(
             store, (scope,), types=(MemoryType.PROFILE,), now=started
@@ -304,9 +297,9 @@ class ProfileKeeper:
             return ProfileResult(scope, ProfileStatus.FAILED, current_id, err.reason)
         self._distilled_at[scope] = started
         self._retry_at.pop(scope, None)
-        return await self._store(scope, text, current, profiles)
+        return await self._save_profile(scope, text, current, profiles)
 
-    async def _store(
+    async def _save_profile(
         self,
         scope: str,
         text: str,
@@ -314,7 +307,7 @@ class ProfileKeeper:
         profiles: Sequence[MemoryItem],
     ) -> ProfileResult:
         """Keep a new profile text: added, or superseding the current ones."""
-        store = self._entry.runtime_data.store
+        store = self._store
         if current is not None and text == current.content:
             return ProfileResult(scope, ProfileStatus.UNCHANGED, current.id)
         new = NewMemory(
@@ -341,7 +334,7 @@ class ProfileKeeper:
         label = scope_label(self._hass)
         prompt = instructions(label(scope), scope == HOUSEHOLD, pick_notes(notes))
         try:
-            data = await self._entry.runtime_data.ai_task.async_generate(
+            data = await self._ai_task.async_generate(
                 task_name=TASK_NAME, instructions=prompt, structure=STRUCTURE
             )
         except AITaskRateLimited as err:
@@ -360,43 +353,3 @@ class ProfileKeeper:
             LOGGER.debug("Profile of %s: the AI Task answered nothing usable", scope)
             raise _NoProfileError("empty_answer")
         return text
-
-
-async def _async_profile(call: ServiceCall) -> ServiceResponse:
-    entry = loaded_entry(call.hass)
-    caller = await async_caller(call.hass, call)
-    person: str | None = call.data.get(ATTR_PERSON)
-    if person is not None and not caller.may_reach(person):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="person_not_allowed",
-            translation_placeholders={"person": person},
-        )
-    try:
-        if person is not None:
-            scopes = [person]
-        else:
-            reach = caller.reachable()
-            scopes = [
-                scope
-                for scope in await memory_scopes(entry.runtime_data.store)
-                if reach is None or scope in reach
-            ]
-        results = await entry.runtime_data.profiles.async_refresh(
-            scopes, retry_now=True
-        )
-    except StoreError as err:
-        raise store_error(err) from err
-    return {"profiles": [result.as_dict() for result in results]}
-
-
-@callback
-def async_setup_profile_service(hass: HomeAssistant) -> None:
-    """Register `memory.profile` (once per Home Assistant start)."""
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_PROFILE,
-        translated_errors(_async_profile),
-        schema=PROFILE_SCHEMA,
-        supports_response=SupportsResponse.OPTIONAL,
-    )

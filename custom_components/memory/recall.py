@@ -23,21 +23,20 @@ from homeassistant.components.conversation.chat_log import UserContent, current_
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
+from .access import scope_label, speaker
 from .const import (
     CONF_RECALL_BUDGET,
     CONF_RECALL_MIN_SCORE,
-    CONF_SATELLITE_PERSONS,
     DEFAULT_RECALL_BUDGET,
     DEFAULT_RECALL_MIN_SCORE,
     DOMAIN,
     LLM_API_NAME,
     LOGGER,
 )
-from .coordinator import MemoryConfigEntry
 from .embedding import async_query_vector
 from .engine import HOUSEHOLD, MemoryItem, MemoryType, SearchHit, SearchQuery
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
-from .services import Caller, async_assistant_caller
+from .runtime import MemoryConfigEntry
 
 # Memories a turn's search ranks before the budget picks from them.
 RECALL_CANDIDATES: Final = 10
@@ -128,31 +127,6 @@ def current_utterance() -> str | None:
     return None
 
 
-def speaker(
-    hass: HomeAssistant, entry: MemoryConfigEntry, llm_context: llm.LLMContext
-) -> Caller:
-    """Who is speaking: a logged-in user, or a (possibly mapped) satellite."""
-    user_id = llm_context.context.user_id if llm_context.context else None
-    return async_assistant_caller(
-        hass,
-        user_id,
-        llm_context.device_id,
-        entry.options.get(CONF_SATELLITE_PERSONS, {}),
-    )
-
-
-def scope_label(hass: HomeAssistant) -> Callable[[str], str]:
-    """Name a scope: "household", or the person's friendly name."""
-
-    def label(scope: str) -> str:
-        if scope == HOUSEHOLD:
-            return HOUSEHOLD
-        state = hass.states.get(scope)
-        return state.name if state is not None else scope.partition(".")[2]
-
-    return label
-
-
 async def _async_recall(
     hass: HomeAssistant,
     entry: MemoryConfigEntry,
@@ -185,7 +159,9 @@ async def _async_recall(
         )
         # The query embedding hook: None (keyword-only) without an embedding
         # provider, or while it is down, slow or rebuilding.
-        if (vector := await async_query_vector(entry, utterance)) is not None:
+        if (
+            vector := await async_query_vector(entry.runtime_data.embedding, utterance)
+        ) is not None:
             query = replace(query, vector=vector)
         hits = caller.found(await store.search(query), utterance)
     return render(profiles, hits, budget, scope_label(hass))

@@ -25,10 +25,11 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
-from .coordinator import MemoryConfigEntry, MemoryStatsCoordinator
+from .coordinator import MemoryStatsCoordinator
 from .embedding import EmbeddingCoordinator
 from .engine import StoreStats
 from .entity import MemoryEntity
+from .runtime import MemoryConfigEntry
 from .usage import Usage, UsageTracker
 
 # Updates are pushed by the coordinator; nothing here does I/O.

@@ -1,22 +1,15 @@
 """The `memory.*` actions for automations, scripts and Developer tools.
 
-Privacy: a call made by a non-admin user reads, searches and forgets only
-household memories and those of the person linked to that user; a memory
-outside that reach is reported as unknown, so its existence does not leak.
-Calls with no user (automations, scripts) and admins reach every scope.
-The same rules apply to kept conversation messages (`source`). Assist (the
-LLM tools and recall) uses `async_assistant_caller` instead, which never
-reaches another person's memories, admins included. Codes, PINs and
-passwords are shown only to an identified person in the text's scope
-(`Caller.sees_secrets`); anyone else reads "[redacted]" in their place.
+Each action serves a caller within their reach (`access.py`): a memory or
+message outside it is reported as unknown, so its existence does not leak.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from homeassistant.core import (
     HomeAssistant,
@@ -25,19 +18,41 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import ServiceValidationError, UnknownUser
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 import probatio
 
+from .access import Caller, async_caller
 from .const import (
+    ATTR_CONTENT,
+    ATTR_CONVERSATION,
+    ATTR_CONVERSATION_ID,
+    ATTR_DRY_RUN,
+    ATTR_EVERYTHING,
+    ATTR_EXPIRES_AT,
+    ATTR_EXPIRES_IN,
+    ATTR_ID,
+    ATTR_IDS,
+    ATTR_LIMIT,
+    ATTR_MIN_SCORE,
+    ATTR_PERSON,
+    ATTR_PURGE,
+    ATTR_QUERY,
+    ATTR_RECENCY_DAYS,
+    ATTR_SINCE,
+    ATTR_SOURCE,
+    ATTR_STATUS,
+    ATTR_TAGS,
+    ATTR_TYPE,
+    ATTR_TYPES,
     CONF_MIN_SCORE,
     CONF_SEARCH_LIMIT,
     DEFAULT_MIN_SCORE,
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
 )
-from .coordinator import MemoryConfigEntry, loaded_entry
+from .digestion import BATCH
 from .embedding import async_query_vector
 from .engine import (
     HOUSEHOLD,
@@ -48,39 +63,24 @@ from .engine import (
     MessageQuery,
     NewMemory,
     Origin,
-    SearchHit,
     SearchQuery,
-    Signal,
     Source,
-    StoredMessage,
+    StoreError,
 )
-from .engine.secrets import found_without_secrets, redacted
-from .errors import translated_errors
+from .engine.digest_queue import DigestState
+from .engine.markdown import memory_scopes
+from .errors import store_error, translated_errors
+from .export import async_export, audience
+from .runtime import MemoryConfigEntry, loaded_entry
 from .validation import DAYS, DURATION, PERSON, ROW_ID, check_ids, moment
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
 SERVICE_FORGET = "forget"
 SERVICE_GET = "get"
-
-ATTR_CONTENT = "content"
-ATTR_TYPE = "type"
-ATTR_TAGS = "tags"
-ATTR_PERSON = "person"
-ATTR_EXPIRES_AT = "expires_at"
-ATTR_EXPIRES_IN = "expires_in"
-ATTR_QUERY = "query"
-ATTR_TYPES = "types"
-ATTR_STATUS = "status"
-ATTR_SINCE = "since"
-ATTR_RECENCY_DAYS = "recency_days"
-ATTR_LIMIT = "limit"
-ATTR_MIN_SCORE = "min_score"
-ATTR_IDS = "ids"
-ATTR_ID = "id"
-ATTR_DRY_RUN = "dry_run"
-ATTR_PURGE = "purge"
-ATTR_SOURCE = "source"
+SERVICE_DIGEST = "digest"
+SERVICE_EXPORT = "export"
+SERVICE_PROFILE = "profile"
 
 # What `memory.search` and `memory.forget` look at.
 SOURCE_MEMORIES = "memories"
@@ -132,106 +132,19 @@ FORGET_SCHEMA = probatio.Schema(
     }
 )
 GET_SCHEMA = probatio.Schema({probatio.Required(ATTR_ID): ROW_ID})
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who is calling, and so which scopes they may reach."""
-
-    unrestricted: bool
-    persons: tuple[str, ...]
-
-    def reachable(self) -> tuple[str, ...] | None:
-        """Scopes a search may cover; None means every scope."""
-        return None if self.unrestricted else (HOUSEHOLD, *self.persons)
-
-    def may_reach(self, scope: str) -> bool:
-        """Whether a memory in `scope` is visible to this caller."""
-        return self.unrestricted or scope == HOUSEHOLD or scope in self.persons
-
-    @property
-    def personal_scope(self) -> str:
-        """Where this caller's own memories go: their person, or the household."""
-        return self.persons[0] if self.persons else HOUSEHOLD
-
-    def sees_secrets(self, scope: str) -> bool:
-        """Whether codes, PINs and passwords in a text of `scope` are shown as said.
-
-        Only to an identified person in that scope (household texts are in
-        the scope of every identified person), and to the actions' admins and
-        automations, which reach every scope. A satellite mapped to no person,
-        an Assist turn with no user, or a user linked to no person gets the
-        text with each value replaced by "[redacted]".
-        """
-        return self.unrestricted or (bool(self.persons) and self.may_reach(scope))
-
-    def shown[T: (MemoryItem, StoredMessage)](self, said: T) -> T:
-        """Return a memory or message as this caller may read it (`sees_secrets`)."""
-        if self.sees_secrets(said.scope):
-            return said
-        text = redacted(said.content)
-        return said if text == said.content else replace(said, content=text)
-
-    def found(self, hits: Iterable[SearchHit], query: str) -> list[SearchHit]:
-        """Return memories a search found as this caller may read them (`shown`).
-
-        A memory redacted for them that only its secret's words found (not
-        its other words, nor its meaning) is left out: a code guessed at the
-        door finds nothing, whether the guess is right or wrong.
-        """
-        kept: list[SearchHit] = []
-        for hit in hits:
-            item = self.shown(hit.item)
-            if (
-                item is hit.item
-                or Signal.SEMANTIC in hit.matched
-                or found_without_secrets(query, hit.item.content)
-            ):
-                kept.append(replace(hit, item=item))
-        return kept
-
-
-async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
-    """Resolve the calling user to admin rights and linked person entities."""
-    user_id = call.context.user_id
-    if user_id is None:
-        return Caller(unrestricted=True, persons=())
-    user = await hass.auth.async_get_user(user_id)
-    if user is None:
-        raise UnknownUser(context=call.context, user_id=user_id)
-    return Caller(unrestricted=user.is_admin, persons=async_user_persons(hass, user_id))
-
-
-@callback
-def async_user_persons(hass: HomeAssistant, user_id: str) -> tuple[str, ...]:
-    """Person entities linked to a user (the person's `user_id` attribute)."""
-    return tuple(
-        state.entity_id
-        for state in hass.states.async_all("person")
-        if state.attributes.get("user_id") == user_id
-    )
-
-
-@callback
-def async_assistant_caller(
-    hass: HomeAssistant,
-    user_id: str | None,
-    device_id: str | None,
-    satellite_persons: Mapping[str, str],
-) -> Caller:
-    """Who is speaking to Assist; never unrestricted, admins included.
-
-    A logged-in user reaches their own person and the household. A voice
-    satellite or an automation (no user) reaches the household, plus the
-    person the options map the satellite's device to, if any.
-    """
-    if user_id is not None:
-        persons = async_user_persons(hass, user_id)
-    elif device_id is not None and device_id in satellite_persons:
-        persons = (satellite_persons[device_id],)
-    else:
-        persons = ()
-    return Caller(unrestricted=False, persons=persons)
+DIGEST_SCHEMA: Final = probatio.Schema(
+    {
+        probatio.Exclusive(ATTR_CONVERSATION_ID, "target"): cv.string,
+        probatio.Exclusive(ATTR_CONVERSATION, "target"): ROW_ID,
+    }
+)
+EXPORT_SCHEMA: Final = probatio.Schema(
+    {
+        probatio.Optional(ATTR_PERSON): PERSON,
+        probatio.Optional(ATTR_EVERYTHING, default=False): cv.boolean,
+    }
+)
+PROFILE_SCHEMA: Final = probatio.Schema({probatio.Optional(ATTR_PERSON): PERSON})
 
 
 def _person_scope(caller: Caller, person: str | None) -> str:
@@ -338,7 +251,9 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
     response: dict[str, Any] = {}
     if source != SOURCE_CONVERSATIONS:
         # None (keyword-only) while the provider is down, slow or rebuilding.
-        if (vector := await async_query_vector(entry, query.text)) is not None:
+        if (
+            vector := await async_query_vector(entry.runtime_data.embedding, query.text)
+        ) is not None:
             query = replace(query, vector=vector)
         hits = await entry.runtime_data.store.search(query)
         response["memories"] = [hit.as_dict() for hit in caller.found(hits, query.text)]
@@ -348,7 +263,9 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
         # back from the queue's cache); None while the messages are
         # re-embedded or the provider is down: keywords only.
         if (
-            vector := await async_query_vector(entry, query.text, messages=True)
+            vector := await async_query_vector(
+                entry.runtime_data.embedding, query.text, messages=True
+            )
         ) is not None:
             messages = replace(messages, vector=vector)
         found = await entry.runtime_data.conversations.search(messages)
@@ -459,6 +376,105 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
     return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
 
 
+async def _async_digest(call: ServiceCall) -> ServiceResponse:
+    """Digest one conversation, or every waiting one the caller may reach, now."""
+    entry = loaded_entry(call.hass)
+    digestion = entry.runtime_data.digestion
+    caller = await async_caller(call.hass, call)
+    check_ids([call.data[ATTR_CONVERSATION]] if ATTR_CONVERSATION in call.data else [])
+    # What was said before this call, not only what capture wrote since.
+    await entry.runtime_data.capture.async_flush()
+    if ATTR_CONVERSATION in call.data:
+        found = await digestion.queue.get(call.data[ATTR_CONVERSATION])
+        targets = [found] if found is not None else []
+    elif ATTR_CONVERSATION_ID in call.data:
+        targets = await digestion.queue.find(call.data[ATTR_CONVERSATION_ID])
+    else:
+        targets = await digestion.queue.waiting(limit=BATCH * 5)
+    # A conversation is the caller's when they, or the household, spoke in it.
+    speakers: Mapping[int, tuple[str, ...]] = await digestion.queue.speakers(
+        [row.id for row in targets]
+    )
+    reachable = [
+        row
+        for row in targets
+        if any(caller.may_reach(s) for s in speakers.get(row.id, (row.scope,)))
+    ]
+    if not reachable and (
+        ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
+    ):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="unknown_conversation",
+            translation_placeholders={
+                "conversation": str(
+                    call.data.get(ATTR_CONVERSATION)
+                    or call.data.get(ATTR_CONVERSATION_ID)
+                )
+            },
+        )
+    results = await digestion.async_digest(
+        [row.id for row in reachable],
+        waiting_only=not (
+            ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
+        ),
+    )
+    # Another speaker's memories in a shared conversation are not shown.
+    shown = [result.as_dict(caller.may_reach) for result in results]
+    totals: dict[str, Any] = {
+        "added": sum(len(r["added"]) for r in shown),
+        "updated": sum(len(r["updated"]) for r in shown),
+        "superseded": sum(len(r["superseded"]) for r in shown),
+        "duplicates": sum(len(r["duplicates"]) for r in shown),
+        "skipped": sum(r.state == DigestState.SKIPPED for r in results),
+        "pending": sum(r.state == DigestState.PENDING for r in results),
+    }
+    totals["conversations"] = shown
+    return totals
+
+
+async def _async_export(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    caller = await async_caller(call.hass, call)
+    target = audience(
+        call.hass,
+        caller,
+        person=call.data.get(ATTR_PERSON),
+        everything=call.data[ATTR_EVERYTHING],
+    )
+    # What was said before this call, not only what capture wrote since.
+    await entry.runtime_data.capture.async_flush()
+    return await async_export(call.hass, entry, target)
+
+
+async def _async_profile(call: ServiceCall) -> ServiceResponse:
+    entry = loaded_entry(call.hass)
+    caller = await async_caller(call.hass, call)
+    person: str | None = call.data.get(ATTR_PERSON)
+    if person is not None and not caller.may_reach(person):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="person_not_allowed",
+            translation_placeholders={"person": person},
+        )
+    try:
+        if person is not None:
+            scopes = [person]
+        else:
+            reach = caller.reachable()
+            scopes = [
+                scope
+                for scope in await memory_scopes(entry.runtime_data.store)
+                if reach is None or scope in reach
+            ]
+        results = await entry.runtime_data.profiles.async_refresh(
+            scopes, retry_now=True
+        )
+    except StoreError as err:
+        raise store_error(err) from err
+    return {"profiles": [result.as_dict() for result in results]}
+
+
 @callback
 def async_setup_services(hass: HomeAssistant) -> None:
     """Register the actions (once per Home Assistant start)."""
@@ -467,6 +483,9 @@ def async_setup_services(hass: HomeAssistant) -> None:
         (SERVICE_SEARCH, _async_search, SEARCH_SCHEMA, SupportsResponse.ONLY),
         (SERVICE_FORGET, _async_forget, FORGET_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_GET, _async_get, GET_SCHEMA, SupportsResponse.ONLY),
+        (SERVICE_DIGEST, _async_digest, DIGEST_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_EXPORT, _async_export, EXPORT_SCHEMA, SupportsResponse.OPTIONAL),
+        (SERVICE_PROFILE, _async_profile, PROFILE_SCHEMA, SupportsResponse.OPTIONAL),
     ):
         hass.services.async_register(
             DOMAIN,

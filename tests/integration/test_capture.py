@@ -27,7 +27,12 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_time_changed,
 )
 
-from custom_components.memory.capture import FLUSH_DELAY, POLL_INTERVAL, _json, _raw
+from custom_components.memory.capture import (
+    FLUSH_DELAY,
+    POLL_INTERVAL,
+    _json,
+    _seen_message,
+)
 from custom_components.memory.const import (
     CONF_CONVERSATION_RETENTION_DAYS,
     CONF_SATELLITE_PERSONS,
@@ -466,9 +471,9 @@ async def test_log_failures_do_not_stop_set_up(
 
 def test_content_conversion() -> None:
     """Odd content still becomes a message; system prompts are not kept."""
-    assert _raw({"role": "system", "content": "You are..."}) is None
+    assert _seen_message({"role": "system", "content": "You are..."}) is None
     created = dt_util.utcnow()
-    made = _raw(
+    made = _seen_message(
         {
             "role": "tool_result",
             "tool_call_id": "c1",

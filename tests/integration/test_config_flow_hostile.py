@@ -30,7 +30,6 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 import pytest_socket
 
 import custom_components.memory
-from custom_components.memory.config_flow import DIGESTION_SECTION
 from custom_components.memory.const import (
     CONF_AI_TASK_MAX_CALLS_PER_HOUR,
     CONF_CONVERSATION_RETENTION_DAYS,
@@ -45,6 +44,7 @@ from custom_components.memory.const import (
     DOMAIN,
 )
 from custom_components.memory.engine import providers
+from custom_components.memory.options_flow import DIGESTION_SECTION
 from tests.provider_servers import FakeEmbeddingServer
 
 from .test_config_flow_providers import _choose, _placeholders, _suggested, _url

@@ -450,7 +450,7 @@ async def test_stops_with_the_entry(
         assert await hass.config_entries.async_unload(init_integration.entry_id)
     assert running.cancelled()
     assert not has_pending_check(profiles)
-    assert profiles._unsubscribe == []
+    assert not profiles.subscribed
     assert ai_task.calls == []
 
 

@@ -208,7 +208,9 @@ async def test_breaker_serves_keywords_and_raises_a_repair_issue(
 
     # A short outage: no repair issue, and none pending after recovery.
     embedding_server.status = 503
-    assert await async_query_vector(entry, "short outage") is None
+    assert (
+        await async_query_vector(entry.runtime_data.embedding, "short outage") is None
+    )
     embedding_server.status = None
     runtime = entry.runtime_data.embedding
     assert runtime is not None
@@ -233,7 +235,7 @@ async def test_breaker_serves_keywords_and_raises_a_repair_issue(
     assert state.attributes["error"] == "cannot_connect"
     # While open, a search does not touch the provider.
     started = time.perf_counter()
-    assert await async_query_vector(entry, "anything") is None
+    assert await async_query_vector(entry.runtime_data.embedding, "anything") is None
     assert time.perf_counter() - started < 0.01
     pending = await add(hass, "Peanuts are in the top cupboard")
 
@@ -460,7 +462,10 @@ async def test_keyword_entry_has_no_embedding(
     assert init_integration.runtime_data.embedding is None
     assert hass.states.get(CONNECTED) is None
     assert hass.states.get(PROGRESS) is None
-    assert await async_query_vector(init_integration, "anything") is None
+    assert (
+        await async_query_vector(init_integration.runtime_data.embedding, "anything")
+        is None
+    )
 
 
 async def test_builtin_model(hass: HomeAssistant) -> None:

@@ -26,8 +26,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.const import DOMAIN
-from custom_components.memory.coordinator import MemoryConfigEntry
 from custom_components.memory.errors import translated_errors
+from custom_components.memory.runtime import MemoryConfigEntry
 
 from . import add, call, search_ids
 

@@ -1,0 +1,155 @@
+"""The integration's shape: no import circle, small modules, each with a docstring.
+
+Read from the source's AST, so type-only imports (`if TYPE_CHECKING:`) count:
+a circle a type checker must untie is still a circle a reader must.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent.parent / "custom_components" / "memory"
+ROOT = "custom_components.memory"
+MAX_LINES = 600
+MAX_ENGINE_LINES = 500
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join((ROOT, *parts))
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Return the package's modules that `name` imports, at any depth of its AST."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        found.update(target for target in targets if target in known)
+    found.discard(name)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {name: _imports(name, path, known) for name, path in modules.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    """Guard the guard: a planted circle is reported, a chain is not."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle() -> None:
+    """Each module can be read knowing only the ones below it."""
+    assert _circles(_graph()) == []
+
+
+def test_home_assistant_modules_stay_small() -> None:
+    """One responsibility a module keeps each under the budget."""
+    too_long = {
+        name: _lines(path)
+        for name, path in _modules().items()
+        if ".engine" not in name and _lines(path) > MAX_LINES
+    }
+    assert too_long == {}
+
+
+def test_engine_modules_stay_small() -> None:
+    """The engine's budget is tighter: its modules are read as a library."""
+    too_long = {
+        name: _lines(path)
+        for name, path in _modules().items()
+        if ".engine" in name and _lines(path) > MAX_ENGINE_LINES
+    }
+    assert too_long == {}
+
+
+def test_every_module_says_what_it_holds() -> None:
+    """A docstring opens each module."""
+    missing = [
+        name
+        for name, path in _modules().items()
+        if ast.get_docstring(_tree(path)) is None
+    ]
+    assert missing == []
+
+
+def test_the_engine_imports_nothing_from_home_assistant() -> None:
+    """The engine is a library the integration drives, testable without HA."""
+    offenders: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        if ".engine" not in name:
+            continue
+        for node in ast.walk(_tree(path)):
+            modules: list[str] = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                modules = [node.module or ""]
+            bad = [m for m in modules if m.split(".")[0] == "homeassistant"]
+            if bad:
+                offenders.setdefault(name, []).extend(bad)
+    assert offenders == {}
