@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import consolidation_queries
+from .consolidation_queries import active_by_topic, find_active, stored_vectors
 from .models import MemoryItem, Vector
 from .search import MemorySearch
 
@@ -22,14 +22,14 @@ class MemoryStore(MemorySearch):
     async def find_active(self, scope: str, content: str) -> MemoryItem | None:
         """Find the active memory of `scope` whose text normalises like `content`."""
         _writer, reader = self._require()
-        return await consolidation_queries.find_active(reader, scope, content)
+        return await find_active(reader, scope, content)
 
     async def active_by_topic(self, scope: str, topic: str) -> list[MemoryItem]:
         """Active memories of `scope` with this exact topic, newest first."""
         _writer, reader = self._require()
-        return await consolidation_queries.active_by_topic(reader, scope, topic)
+        return await active_by_topic(reader, scope, topic)
 
     async def stored_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
         """Read the active model's unit vectors of `ids` (those that have one)."""
         _writer, reader = self._require()
-        return await consolidation_queries.stored_vectors(reader, self._model, ids)
+        return await stored_vectors(reader, self._model, ids)
