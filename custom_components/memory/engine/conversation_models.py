@@ -221,20 +221,27 @@ def row_to_message(row: sqlite3.Row) -> StoredMessage:
     )
 
 
+def conversation_fields(row: sqlite3.Row) -> dict[str, Any]:
+    """Return the fields every view of a `conversations` row has, by name.
+
+    `StoredConversation` and digestion's `PendingConversation` add their own.
+    """
+    return {
+        "id": row["id"],
+        "conversation_id": row["conversation_id"],
+        "scope": row["scope"],
+        "agent_id": row["agent_id"],
+        "user_id": row["user_id"],
+        "device_id": row["device_id"],
+        "started_at": _time(row["started_at"]),
+        "updated_at": _time(row["updated_at"]),
+        "ended_at": from_timestamp(row["ended_at"]),
+    }
+
+
 def row_to_conversation(row: sqlite3.Row) -> StoredConversation:
     """Map a row of `CONVERSATION_COLUMNS` onto a conversation."""
-    return StoredConversation(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        scope=row["scope"],
-        agent_id=row["agent_id"],
-        user_id=row["user_id"],
-        device_id=row["device_id"],
-        started_at=_time(row["started_at"]),
-        updated_at=_time(row["updated_at"]),
-        ended_at=from_timestamp(row["ended_at"]),
-        messages=int(row["messages"]),
-    )
+    return StoredConversation(**conversation_fields(row), messages=int(row["messages"]))
 
 
 async def messages_by_id(

@@ -26,9 +26,10 @@ from datetime import datetime
 from enum import StrEnum
 import json
 import re
-from typing import Any, Final
+import sqlite3
+from typing import Final
 
-from .conversation_models import MessageRole, StoredMessage
+from .conversation_models import MessageRole, StoredMessage, conversation_fields
 from .device_commands import (
     MAX_COMMAND_WORDS,
     is_device_command,
@@ -101,22 +102,10 @@ _WAITING: Final = (
 )
 
 
-def _row(row: Any) -> PendingConversation:
-    started = from_timestamp(row["started_at"])
-    updated = from_timestamp(row["updated_at"])
-    assert started is not None  # noqa: S101 - NOT NULL columns
-    assert updated is not None  # noqa: S101
+def _row_to_pending(row: sqlite3.Row) -> PendingConversation:
     next_at = row["digest_next_at"]
     return PendingConversation(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        scope=row["scope"],
-        agent_id=row["agent_id"],
-        user_id=row["user_id"],
-        device_id=row["device_id"],
-        started_at=started,
-        updated_at=updated,
-        ended_at=from_timestamp(row["ended_at"]),
+        **conversation_fields(row),
         state=DigestState(row["digest_state"]),
         attempts=row["digest_attempts"],
         next_at=from_timestamp(next_at) if next_at else None,
@@ -154,7 +143,7 @@ class DigestQueue:
             (to_timestamp(now), idle if idle is not None else -1.0, limit),
         ) as cursor:
             rows = await cursor.fetchall()
-        return [_row(row) for row in rows]
+        return [_row_to_pending(row) for row in rows]
 
     async def waiting(self, *, limit: int = 1000) -> list[PendingConversation]:
         """Every conversation not digested yet (ended or not), oldest first."""
@@ -164,7 +153,7 @@ class DigestQueue:
             (limit,),
         ) as cursor:
             rows = await cursor.fetchall()
-        return [_row(row) for row in rows]
+        return [_row_to_pending(row) for row in rows]
 
     async def still_waiting(self, ids: Sequence[int]) -> set[int]:
         """Which of these conversation rows still wait for digestion."""
@@ -216,7 +205,7 @@ class DigestQueue:
             (row_id,),
         ) as cursor:
             row = await cursor.fetchone()
-        return _row(row) if row else None
+        return _row_to_pending(row) if row else None
 
     async def find(self, conversation_id: str) -> list[PendingConversation]:
         """Return the rows of a Home Assistant conversation id, newest first."""
@@ -226,7 +215,7 @@ class DigestQueue:
             (conversation_id,),
         ) as cursor:
             rows = await cursor.fetchall()
-        return [_row(row) for row in rows]
+        return [_row_to_pending(row) for row in rows]
 
     async def mark_done(self, row_id: int, *, when: datetime) -> None:
         """Digested: its messages up to `when` are done with."""
