@@ -29,9 +29,9 @@ from custom_components.memory.engine.encoder import (
     BertEncoder,
     EncoderError,
     EncoderSettings,
-    _TensorFile,
     gelu,
 )
+from custom_components.memory.engine.encoder_files import TensorFile
 from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
 
 SHARED = Path(__file__).parents[2] / ".." / "shared"
@@ -500,7 +500,7 @@ def test_tensor_file_reads_bf16_and_rejects_damage(tmp_path: Path) -> None:
     bf16 = (values.view(np.uint32) >> 16).astype("<u2")
     entry = {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}
     path = _safetensors(tmp_path / "ok.safetensors", {"t": entry}, bf16.tobytes())
-    got = _TensorFile(path)("t")
+    got = TensorFile(path)("t")
     assert got.dtype == np.float32
     np.testing.assert_allclose(got.ravel(), values, rtol=1e-2)
 
@@ -514,7 +514,7 @@ def test_tensor_file_reads_bf16_and_rejects_damage(tmp_path: Path) -> None:
     for header, message in bad:
         damaged = _safetensors(tmp_path / "bad.safetensors", header, bf16.tobytes())
         with pytest.raises(EncoderError, match=message):
-            _TensorFile(damaged)("t")
+            TensorFile(damaged)("t")
     (tmp_path / "huge.safetensors").write_bytes((1 << 40).to_bytes(8, "little"))
     with pytest.raises(EncoderError, match="not a safetensors file"):
-        _TensorFile(tmp_path / "huge.safetensors")
+        TensorFile(tmp_path / "huge.safetensors")
