@@ -16,6 +16,7 @@ import aiosqlite
 from .errors import (
     ContentTooLongError,
     EmptyContentError,
+    InvalidLimitError,
     InvalidScopeError,
     InvalidTagError,
     TooManyTagsError,
@@ -24,6 +25,7 @@ from .errors import (
 from .models import (
     MAX_CONTENT_CHARS,
     MAX_SCOPE_CHARS,
+    MAX_SEARCH_LIMIT,
     MAX_TAG_CHARS,
     MAX_TAGS,
     MemoryItem,
@@ -155,6 +157,16 @@ def validate_memory(memory: NewMemory) -> tuple[str, tuple[str, ...]]:
         )
     validate_scope(memory.scope)
     return content, normalize_tags(memory.tags)
+
+
+def validate_limit(limit: int) -> None:
+    """Refuse a search limit outside 1..MAX_SEARCH_LIMIT (memories and messages)."""
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise InvalidLimitError(
+            f"limit must be 1 to {MAX_SEARCH_LIMIT}",
+            limit=str(limit),
+            max=str(MAX_SEARCH_LIMIT),
+        )
 
 
 def validate_scope(scope: str) -> None:

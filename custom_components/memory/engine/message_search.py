@@ -24,9 +24,10 @@ from .conversation_models import (
     messages_by_id,
     row_to_message,
 )
-from .errors import InvalidLimitError, StoreError
+from .errors import StoreError
 from .fusion import fuse
-from .models import MAX_SEARCH_LIMIT, to_timestamp
+from .memory_rows import validate_limit
+from .models import to_timestamp
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
 from .sql import placeholders
 from .store import MemoryStore
@@ -60,12 +61,7 @@ class MessageSearch:
         time filters apply to both signals in SQL, so a message outside the
         query's scopes is never a candidate.
         """
-        if not 1 <= query.limit <= MAX_SEARCH_LIMIT:
-            raise InvalidLimitError(
-                f"limit must be 1 to {MAX_SEARCH_LIMIT}",
-                limit=str(query.limit),
-                max=str(MAX_SEARCH_LIMIT),
-            )
+        validate_limit(query.limit)
         if query.scopes is not None and not query.scopes:
             return []
         clauses: list[str] = []

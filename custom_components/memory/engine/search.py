@@ -17,11 +17,11 @@ from typing import Any, Final
 import aiosqlite
 import numpy as np
 
-from .errors import InvalidLimitError, StoreError, VectorDimensionError
+from .errors import StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
 from .memories import MemoryTable
-from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item
-from .models import MAX_SEARCH_LIMIT, SearchHit, SearchQuery, Vector, to_timestamp
+from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
+from .models import SearchHit, SearchQuery, Vector, to_timestamp
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
 from .sql import IDS, placeholders, rows_in
 from .text import fts_match_expression, query_terms, term_coverage
@@ -80,12 +80,7 @@ class MemorySearch(MemoryTable):
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         """Find memories: keyword, semantic or both, fused into one ranking."""
         _writer, reader = self._require()
-        if not 1 <= query.limit <= MAX_SEARCH_LIMIT:
-            raise InvalidLimitError(
-                f"limit must be 1 to {MAX_SEARCH_LIMIT}",
-                limit=str(query.limit),
-                max=str(MAX_SEARCH_LIMIT),
-            )
+        validate_limit(query.limit)
         if query.scopes is not None and not query.scopes:
             return []
         where, params = self._filters(query)
