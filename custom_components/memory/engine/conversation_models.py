@@ -98,8 +98,11 @@ class NewMessage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StoredConversation:
-    """A conversation as stored; `ended_at` is None while it may go on."""
+class ConversationRecord:
+    """A row of `conversations`: the fields every view of it has.
+
+    `ended_at` is None while the conversation may go on.
+    """
 
     id: int
     conversation_id: str
@@ -110,6 +113,12 @@ class StoredConversation:
     started_at: datetime
     updated_at: datetime
     ended_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredConversation(ConversationRecord):
+    """A conversation as stored, with how many messages it has."""
+
     messages: int
 
 
@@ -222,7 +231,7 @@ def row_to_message(row: sqlite3.Row) -> StoredMessage:
 
 
 def conversation_fields(row: sqlite3.Row) -> dict[str, Any]:
-    """Return the fields every view of a `conversations` row has, by name.
+    """Return the fields of `ConversationRecord` read from a row, by name.
 
     `StoredConversation` and digestion's `PendingConversation` add their own.
     """

@@ -29,7 +29,12 @@ import re
 import sqlite3
 from typing import Final
 
-from .conversation_models import MessageRole, StoredMessage, conversation_fields
+from .conversation_models import (
+    ConversationRecord,
+    MessageRole,
+    StoredMessage,
+    conversation_fields,
+)
 from .device_commands import (
     MAX_COMMAND_WORDS,
     is_device_command,
@@ -70,18 +75,9 @@ class SkipReason(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PendingConversation:
+class PendingConversation(ConversationRecord):
     """A conversation row with its digestion state."""
 
-    id: int
-    conversation_id: str
-    scope: str
-    agent_id: str | None
-    user_id: str | None
-    device_id: str | None
-    started_at: datetime
-    updated_at: datetime
-    ended_at: datetime | None
     state: DigestState
     attempts: int
     next_at: datetime | None
