@@ -314,6 +314,106 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )
         """,
     ),
+    # Keyword search in the household's language: every memory and message
+    # keeps the language it was said in (`language`, a primary subtag such
+    # as "de"; '' = unknown, analysed in the store's default language), and
+    # its searchable terms as the analysers of `analysis.py` make them
+    # (stems without stop words, compound tails, CJK bigrams). FTS5 indexes
+    # those terms instead of the raw text. `analysed` is the analysis
+    # version a row's terms were made with: rows below the current one,
+    # every row after this migration, are re-analysed in the background
+    # (`MemoryStore.reanalyse`), so set-up never waits for it.
+    (
+        "ALTER TABLE memories ADD COLUMN language TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE memories ADD COLUMN terms TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE memories ADD COLUMN analysed INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX memories_analysed ON memories (analysed)",
+        "DROP TRIGGER memories_fts_insert",
+        "DROP TRIGGER memories_fts_delete",
+        "DROP TRIGGER memories_fts_update",
+        "DROP TABLE memories_fts",
+        """
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            terms, tags,
+            content = 'memories', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )
+        """,
+        """
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, terms, tags)
+                VALUES (new.id, new.terms, new.tags);
+        END
+        """,
+        """
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, terms, tags)
+                VALUES ('delete', old.id, old.terms, old.tags);
+        END
+        """,
+        """
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF terms, tags
+            ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, terms, tags)
+                VALUES ('delete', old.id, old.terms, old.tags);
+            INSERT INTO memories_fts (rowid, terms, tags)
+                VALUES (new.id, new.terms, new.tags);
+        END
+        """,
+        # The index's own term list: how many rows hold a term (common terms
+        # stop driving the match) and which compound parts exist at all.
+        "CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
+        "ALTER TABLE conversation_messages ADD COLUMN language TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE conversation_messages ADD COLUMN terms TEXT NOT NULL DEFAULT ''",
+        """
+        ALTER TABLE conversation_messages ADD COLUMN analysed INTEGER NOT NULL
+            DEFAULT 0
+        """,
+        """
+        CREATE INDEX conversation_messages_analysed
+            ON conversation_messages (analysed)
+        """,
+        "DROP TRIGGER conversation_messages_fts_insert",
+        "DROP TRIGGER conversation_messages_fts_delete",
+        "DROP TABLE conversation_messages_fts",
+        # `data` (tool calls and results) stays plain unicode61 words.
+        """
+        CREATE VIRTUAL TABLE conversation_messages_fts USING fts5(
+            terms, data,
+            content = 'conversation_messages', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )
+        """,
+        """
+        CREATE TRIGGER conversation_messages_fts_insert
+            AFTER INSERT ON conversation_messages BEGIN
+            INSERT INTO conversation_messages_fts (rowid, terms, data)
+                VALUES (new.id, new.terms, new.data);
+        END
+        """,
+        """
+        CREATE TRIGGER conversation_messages_fts_delete
+            AFTER DELETE ON conversation_messages BEGIN
+            INSERT INTO conversation_messages_fts
+                (conversation_messages_fts, rowid, terms, data)
+                VALUES ('delete', old.id, old.terms, old.data);
+        END
+        """,
+        """
+        CREATE TRIGGER conversation_messages_fts_update
+            AFTER UPDATE OF terms ON conversation_messages BEGIN
+            INSERT INTO conversation_messages_fts
+                (conversation_messages_fts, rowid, terms, data)
+                VALUES ('delete', old.id, old.terms, old.data);
+            INSERT INTO conversation_messages_fts (rowid, terms, data)
+                VALUES (new.id, new.terms, new.data);
+        END
+        """,
+        """
+        CREATE VIRTUAL TABLE conversation_messages_fts_vocab
+            USING fts5vocab(conversation_messages_fts, 'row')
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
