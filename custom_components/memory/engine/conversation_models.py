@@ -95,6 +95,9 @@ class NewMessage:
     agent_id: str | None = None
     user_id: str | None = None
     device_id: str | None = None
+    # The language the turn was spoken in (Assist's, e.g. "de-DE"); '' when
+    # not known: the store's default language is used for its analysis.
+    language: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

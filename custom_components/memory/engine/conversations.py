@@ -118,7 +118,7 @@ class ConversationLog:
         await conn.executemany(
             "INSERT INTO conversation_messages (conversation, role, content, data, "
             "tool_name, tool_call_id, scope, agent_id, user_id, device_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     key,
@@ -132,6 +132,7 @@ class ConversationLog:
                     message.user_id,
                     message.device_id,
                     created,
+                    message.language[:35],
                 )
                 for message, created in zip(messages, times, strict=True)
             ],
