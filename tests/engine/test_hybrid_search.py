@@ -485,7 +485,7 @@ _REFERENCE_BM25 = "bm25(memories_fts)"
 
 
 async def _expression(store: MemoryStore, text: str) -> str:
-    """The MATCH expression the store makes of `text`."""
+    """Return the MATCH expression the store makes of `text`."""
     keywords = await store._keyword_query(store.reader, text, None)
     assert keywords is not None
     return keywords.expression

@@ -141,9 +141,9 @@ async def test_migrate_from(
         assert await store.reanalyse() == 1
         assert await store.reanalyse() == 0
         assert await store.pending_analysis() == 0
-        assert {item.language for item in (await store.get_many([1, 2, 3])).values()} == {
-            "en"
-        }
+        assert {
+            item.language for item in (await store.get_many([1, 2, 3])).values()
+        } == {"en"}
         # Searchable by keyword, by tag and by vector.
         hits = await store.search(SearchQuery(text="spare key"))
         assert [hit.item.id for hit in hits] == [1]

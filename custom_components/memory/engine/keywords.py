@@ -135,11 +135,12 @@ async def keyword_query(
     *,
     vocab: str,
     total: int,
+    budget: int = MATCH_BUDGET,
 ) -> KeywordQuery | None:
     """Build the keyword query of `text` (None: no term can match anything).
 
     `vocab` is the fts5vocab table ('row') of the index searched and `total`
-    the number of rows it holds.
+    the number of rows it holds; `budget` bounds the rows the MATCH finds.
     """
     terms = _analysed(text, languages)
     languages = list(dict.fromkeys(languages))
@@ -167,14 +168,14 @@ async def keyword_query(
     weights = {term: idf(counts.get(term, 0), total) for term in chosen}
     # The MATCH: rarest first, within the budget; the rarest always.
     driving: list[str] = []
-    budget = 0
+    matched = 0
     for term in sorted(
         (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
     ):
-        if driving and budget + counts[term] > MATCH_BUDGET:
+        if driving and matched + counts[term] > budget:
             break
         driving.append(term)
-        budget += counts[term]
+        matched += counts[term]
     if not driving:
         return None
     head_set = frozenset(prefixes)
