@@ -12,8 +12,19 @@ How many rows hold each term (the vocabulary's `doc` count) sets its weight
 MATCH finds, about a microsecond each, so a term in tens of thousands of
 rows set the search's tail. Terms are added to the MATCH rarest first until
 MATCH_BUDGET rows are reached (the rarest always); the rest only weigh in
-the coverage of the candidates found (`coverage`). A term no row holds is
-left out of the MATCH (it can find nothing) but counts in the coverage.
+the coverage of the candidates found (`coverage`) and add their share of
+bm25 to them (`rest`), so a row that holds the common words too still
+ranks above one that does not. When even the rarest
+term is in more rows than that, the MATCH keeps its newest MATCH_BUDGET
+rows (`KeywordQuery.floor`, a rowid bound FTS5 seeks to). A term no row
+holds is left out of the MATCH (it can find nothing) but counts in the
+coverage.
+
+The vocabulary counts a term by reading its whole list of rows (about
+20 ns a row: 0.7 ms for a term in 32k rows, ten times that at a million),
+so the counts of common terms are kept between searches (`TermCounts`)
+until the table has grown or shrunk by CACHE_DRIFT; rare and absent terms
+are always looked up (cheap, and a new row's new word is found at once).
 
 User text never reaches MATCH raw: every term is a quoted FTS5 string made
 of word characters only; the only syntax added is ours (`OR`, a `*` after
@@ -23,7 +34,7 @@ the closing quote of a compound head).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from typing import Final
 
@@ -36,6 +47,15 @@ from .analysis import MAX_QUERY_TERMS, compound_parts, query_terms
 MATCH_BUDGET: Final = 4000
 # Compound parts added to one query at most.
 MAX_PARTS: Final = 8
+# `TermCounts` keeps the counts of terms in at least this many rows...
+CACHE_ROWS: Final = 256
+# ... until the table's row count has moved by more than this share of it
+# (the weights barely move before that)...
+CACHE_DRIFT: Final = 0.01
+# ... and at most this many terms.
+CACHE_TERMS: Final = 4096
+# bm25's term-frequency saturation, FTS5's default.
+BM25_K1: Final = 1.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +67,31 @@ class KeywordQuery:
     # appear as prefixes.
     weights: dict[str, float]
     prefixes: frozenset[str]
+    # The MATCH counts only rows with a rowid at least this (0: every row):
+    # the newest `budget` rows when even the rarest term is in more.
+    floor: int = 0
+    # Terms some row holds that do not drive the MATCH, with their bm25
+    # weight (`bm25_idf`); empty when every such term drives it.
+    others: dict[str, float] = field(default_factory=dict)
+
+    def rest(self, terms: str) -> float:
+        """bm25 share (≥ 0) of the terms outside the MATCH that `terms` holds.
+
+        As FTS5 scores a term, without its length normalisation (a row's
+        length against the average, which would need a scan to know).
+        """
+        if not self.others:
+            return 0.0
+        words = terms.split()
+        score = 0.0
+        for term, weight in self.others.items():
+            if term in self.prefixes:
+                count = sum(word.startswith(term) for word in words)
+            else:
+                count = words.count(term)
+            if count:
+                score += weight * count * (BM25_K1 + 1) / (count + BM25_K1)
+        return score
 
     def coverage(self, terms: str) -> float:
         """Weighted share of the query's terms that a row's `terms` hold."""
@@ -96,6 +141,11 @@ def idf(rows: int, total: int) -> float:
     return max(math.log(1 + (total - rows + 0.5) / (rows + 0.5)), 0.01)
 
 
+def bm25_idf(rows: int, total: int) -> float:
+    """Weigh a term as FTS5's bm25 does (its formula and its floor)."""
+    return max(math.log((total - rows + 0.5) / (rows + 0.5)), 1e-6)
+
+
 async def _counts(
     conn: aiosqlite.Connection, vocab: str, terms: Sequence[str]
 ) -> dict[str, int]:
@@ -121,6 +171,64 @@ async def _prefix_rows(conn: aiosqlite.Connection, vocab: str, head: str) -> int
     return int(row[0] or 0) if row else 0
 
 
+class TermCounts:
+    """Rows holding each term of one vocabulary, common terms' counts kept.
+
+    A count of at least CACHE_ROWS is kept until the table's row count
+    (`total`) moves by more than CACHE_DRIFT of it; smaller counts, absent
+    terms and prefixes below CACHE_ROWS are looked up every time.
+    """
+
+    def __init__(self, vocab: str) -> None:
+        """Count in `vocab`, an fts5vocab 'row' table (a trusted name)."""
+        self.vocab = vocab
+        self._kept: dict[str, int] = {}
+        self._total = -1
+
+    def _current(self, total: int) -> None:
+        if abs(total - self._total) > CACHE_DRIFT * max(self._total, 0):
+            self._kept.clear()
+            self._total = total
+
+    def _keep(self, key: str, rows: int) -> None:
+        if rows >= CACHE_ROWS and len(self._kept) < CACHE_TERMS:
+            self._kept[key] = rows
+
+    async def terms(
+        self, conn: aiosqlite.Connection, terms: Sequence[str], total: int
+    ) -> dict[str, int]:
+        """Rows holding each exact term (absent: none)."""
+        self._current(total)
+        found = {term: self._kept[term] for term in terms if term in self._kept}
+        fresh = await _counts(conn, self.vocab, [t for t in terms if t not in found])
+        for term, rows in fresh.items():
+            self._keep(term, rows)
+        return found | fresh
+
+    async def prefix(self, conn: aiosqlite.Connection, head: str, total: int) -> int:
+        """Rows holding some term that starts with `head` (summed over terms)."""
+        self._current(total)
+        key = head + "*"  # no analysed term ends in "*"
+        if key not in self._kept:
+            rows = await _prefix_rows(conn, self.vocab, head)
+            self._keep(key, rows)
+            return rows
+        return self._kept[key]
+
+
+async def _floor(
+    conn: aiosqlite.Connection, index: str, expression: str, budget: int
+) -> int:
+    """Return the rowid of the `budget`-th newest row `expression` matches (0: fewer)."""
+    async with conn.execute(
+        f"SELECT rowid FROM {index} WHERE {index} MATCH ? "  # noqa: S608
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (expression, budget - 1),
+    ) as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
 def _analysed(text: str, languages: Iterable[str]) -> list[str]:
     terms: dict[str, None] = {}
     for language in languages:
@@ -133,15 +241,20 @@ async def keyword_query(
     text: str,
     languages: Sequence[str],
     *,
-    vocab: str,
+    vocab: str | TermCounts,
     total: int,
     budget: int = MATCH_BUDGET,
+    index: str | None = None,
 ) -> KeywordQuery | None:
     """Build the keyword query of `text` (None: no term can match anything).
 
-    `vocab` is the fts5vocab table ('row') of the index searched and `total`
-    the number of rows it holds; `budget` bounds the rows the MATCH finds.
+    `vocab` is the fts5vocab table ('row') of the index searched, or a
+    `TermCounts` of it that keeps common terms' counts, and `total` the
+    number of rows it holds; `budget` bounds the rows the MATCH finds. With
+    `index` (the FTS5 table), a rarest term in more than `budget` rows is
+    bounded to its newest `budget` rows (`KeywordQuery.floor`).
     """
+    counter = vocab if isinstance(vocab, TermCounts) else TermCounts(vocab)
     terms = _analysed(text, languages)
     languages = list(dict.fromkeys(languages))
     parts: dict[str, str] = {}
@@ -150,12 +263,12 @@ async def keyword_query(
             if part not in terms:
                 parts.setdefault(part, kind)
     exact = [part for part, kind in parts.items() if kind == "exact"]
-    counts = await _counts(conn, vocab, [*terms, *exact])
+    counts = await counter.terms(conn, [*terms, *exact], total)
     prefixes: list[str] = []
     for head in (part for part, kind in parts.items() if kind == "prefix"):
         if len(prefixes) >= MAX_PARTS or any(p.startswith(head) for p in prefixes):
             continue
-        found = await _prefix_rows(conn, vocab, head)
+        found = await counter.prefix(conn, head, total)
         if found:
             prefixes.append(head)
             counts[head] = found
@@ -180,4 +293,19 @@ async def keyword_query(
         return None
     head_set = frozenset(prefixes)
     expression = " OR ".join(_quoted(term, term in head_set) for term in driving)
-    return KeywordQuery(expression=expression, weights=weights, prefixes=head_set)
+    floor = 0
+    if index is not None and matched > budget:
+        # Even the rarest term is in more rows than the budget: its newest.
+        floor = await _floor(conn, index, expression, budget)
+    others = {
+        term: bm25_idf(counts[term], total)
+        for term in chosen
+        if counts.get(term) and term not in driving
+    }
+    return KeywordQuery(
+        expression=expression,
+        weights=weights,
+        prefixes=head_set,
+        floor=floor,
+        others=others,
+    )
