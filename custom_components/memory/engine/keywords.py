@@ -118,16 +118,18 @@ class RowCounter:
 
     async def count(self, conn: aiosqlite.Connection) -> int:
         """Rows of the table as `conn` sees them."""
-        async with conn.execute("PRAGMA data_version") as cursor:
-            row = await cursor.fetchone()
+        # One hand-off to the connection's thread per statement (a cursor
+        # takes three).
+        rows = list(await conn.execute_fetchall("PRAGMA data_version"))
         # data_version changes when another connection (the writer) commits.
-        version = (id(conn), int(row[0]) if row else 0)
+        version = (id(conn), int(rows[0][0]) if rows else 0)
         if self._counted is None or self._counted[0] != version:
-            async with conn.execute(
-                f"SELECT count(*) FROM {self._table}"  # noqa: S608
-            ) as cursor:
-                counted = await cursor.fetchone()
-            self._counted = (version, int(counted[0]) if counted else 0)
+            counted = list(
+                await conn.execute_fetchall(
+                    f"SELECT count(*) FROM {self._table}"  # noqa: S608
+                )
+            )
+            self._counted = (version, int(counted[0][0]) if counted else 0)
         return self._counted[1]
 
 
@@ -162,13 +164,14 @@ async def _counts(
 
 async def _prefix_rows(conn: aiosqlite.Connection, vocab: str, head: str) -> int:
     """Rows holding some term that starts with `head` (0 if none; summed over terms)."""
-    async with conn.execute(
-        f"SELECT sum(doc) FROM (SELECT doc FROM {vocab} "  # noqa: S608
-        "WHERE term >= ? AND term < ? LIMIT 64)",
-        (head, head + "\U0010ffff"),
-    ) as cursor:
-        row = await cursor.fetchone()
-    return int(row[0] or 0) if row else 0
+    rows = list(
+        await conn.execute_fetchall(
+            f"SELECT sum(doc) FROM (SELECT doc FROM {vocab} "  # noqa: S608
+            "WHERE term >= ? AND term < ? LIMIT 64)",
+            (head, head + "\U0010ffff"),
+        )
+    )
+    return int(rows[0][0] or 0) if rows else 0
 
 
 class TermCounts:
@@ -220,13 +223,14 @@ async def _floor(
     conn: aiosqlite.Connection, index: str, expression: str, budget: int
 ) -> int:
     """Return the rowid of the `budget`-th newest row `expression` matches (0: fewer)."""
-    async with conn.execute(
-        f"SELECT rowid FROM {index} WHERE {index} MATCH ? "  # noqa: S608
-        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (expression, budget - 1),
-    ) as cursor:
-        row = await cursor.fetchone()
-    return int(row[0]) if row else 0
+    rows = list(
+        await conn.execute_fetchall(
+            f"SELECT rowid FROM {index} WHERE {index} MATCH ? "  # noqa: S608
+            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, budget - 1),
+        )
+    )
+    return int(rows[0][0]) if rows else 0
 
 
 def _analysed(text: str, languages: Iterable[str]) -> list[str]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
-from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
+from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
 from .languages import language_code
 from .memories import MemoryTable
 from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
@@ -48,6 +48,9 @@ _BM25: Final = "bm25(memories_fts)"
 
 class MemorySearch(MemoryTable):
     """The memories, found by keywords and meaning."""
+
+    # Rows a keyword MATCH may find (`keywords.MATCH_BUDGET`).
+    match_budget: int = MATCH_BUDGET
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """As `MemoryDatabase`; the count of memories is kept per store."""
@@ -176,6 +179,7 @@ class MemorySearch(MemoryTable):
             languages,
             vocab=self._term_counts,
             total=await self._memory_rows.count(conn),
+            budget=self.match_budget,
             index="memories_fts",
         )
 
