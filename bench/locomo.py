@@ -639,9 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     modes = list(MODES) + (list(VARIANTS) if args.variants else [])
     if args.match_budget is not None:
-        defaults = keywords_module.keyword_query.__kwdefaults__
-        assert defaults is not None  # noqa: S101 - `budget` is keyword-only
-        defaults["budget"] = args.match_budget
+        search_module.MemorySearch.match_budget = args.match_budget
     started = time.perf_counter()
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
