@@ -149,3 +149,23 @@ async def test_terms_outside_the_match_still_rank_what_it_finds(
     bounded, _cosines, _keywords = await store._keyword(store.reader, query, filters)
     assert [hit[0] for hit in bounded] == [both.item.id, rare.item.id]
     assert [hit[0] for hit in full[:2]] == [both.item.id, rare.item.id]
+
+
+async def test_rows_holding_every_term_are_always_candidates(
+    store: MemoryStore,
+) -> None:
+    """A row with every term is a candidate even when its bm25 on the MATCH is last."""
+    await store.add_many(
+        [memory(f"Boiler note {i}") for i in range(250)]
+        + [memory(f"Kitchen note number {i}") for i in range(400)]
+        + [memory(f"Garden note number {i}") for i in range(400)]
+    )
+    # One word longer than the notes: last of the 250 on "boiler" alone.
+    wordy = await store.add(memory("Boiler check in the kitchen today"))
+    store.match_budget = 300
+    keywords = await store._keyword_query(store.reader, "kitchen boiler", None)
+    assert keywords is not None
+    assert keywords.expression == '"boiler"'
+    assert keywords.every == '("boiler") AND "kitchen"'
+    hits = await store.search(SearchQuery(text="kitchen boiler"))
+    assert ids(hits)[0] == wordy.item.id

@@ -14,7 +14,8 @@ rows set the search's tail. Terms are added to the MATCH rarest first until
 MATCH_BUDGET rows are reached (the rarest always); the rest only weigh in
 the coverage of the candidates found (`coverage`) and add their share of
 bm25 to them (`rest`), so a row that holds the common words too still
-ranks above one that does not. When even the rarest
+ranks above one that does not; the rows that hold every term are always
+candidates (`every`: an AND over the MATCH's rows, no bm25 to compute). When even the rarest
 term is in more rows than that, the MATCH keeps its newest MATCH_BUDGET
 rows (`KeywordQuery.floor`, a rowid bound FTS5 seeks to). A term no row
 holds is left out of the MATCH (it can find nothing) but counts in the
@@ -73,6 +74,9 @@ class KeywordQuery:
     # Terms some row holds that do not drive the MATCH, with their bm25
     # weight (`bm25_idf`); empty when every such term drives it.
     others: dict[str, float] = field(default_factory=dict)
+    # With `others`: the MATCH of the rows that hold every term some row
+    # holds (the best candidates, whatever their bm25 on the MATCH alone).
+    every: str = ""
 
     def rest(self, terms: str) -> float:
         """bm25 share (≥ 0) of the terms outside the MATCH that `terms` holds.
@@ -306,10 +310,16 @@ async def keyword_query(
         for term in chosen
         if counts.get(term) and term not in driving
     }
+    every = ""
+    if others:
+        every = f"({expression}) AND " + " AND ".join(
+            _quoted(term, term in head_set) for term in others
+        )
     return KeywordQuery(
         expression=expression,
         weights=weights,
         prefixes=head_set,
         floor=floor,
         others=others,
+        every=every,
     )

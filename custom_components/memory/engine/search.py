@@ -211,16 +211,28 @@ class MemorySearch(MemoryTable):
             vector = "e.vector"
             join = "LEFT JOIN embeddings e ON e.model = ? AND e.memory_id = m.id "
             args.append(self._model)
+        wanted = pool * KEYWORD_OVERFETCH
+        match = [keywords.expression, keywords.floor]
+        every = ""
+        order = "rank, rowid"
+        if keywords.every:
+            # Terms outside the MATCH: the rows holding every term (the
+            # newest of them) come first, then the best bm25 of the rest.
+            every = (
+                "every AS MATERIALIZED (SELECT rowid AS id FROM memories_fts "
+                "WHERE memories_fts MATCH ? AND rowid >= ? "
+                "ORDER BY rowid DESC LIMIT ?), "
+            )
+            order = "rowid IN every DESC, rank, rowid"
+            match = [keywords.every, keywords.floor, wanted, *match]
         sql = (
-            f"WITH f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
+            f"WITH {every}f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
             "FROM memories_fts WHERE memories_fts MATCH ? AND rowid >= ? "
-            "ORDER BY rank, rowid LIMIT ?) "
+            f"ORDER BY {order} LIMIT ?) "
             f"SELECT m.id, m.terms, f.rank, {vector}, "
             "(SELECT count(*) FROM f) FROM f CROSS JOIN memories m ON m.id = f.id "
             f"{join}WHERE {where} ORDER BY f.rank, m.id LIMIT ?"
         )
-        wanted = pool * KEYWORD_OVERFETCH
-        match = [keywords.expression, keywords.floor]
         # With terms outside the MATCH, every fetched row is ranked again
         # with their share of bm25 before the pool is cut.
         out = wanted if keywords.others else pool
