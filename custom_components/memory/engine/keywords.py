@@ -43,9 +43,12 @@ import aiosqlite
 
 from .analysis import MAX_QUERY_TERMS, compound_parts, query_terms
 
-# Rows the MATCH may find before the commoner terms stop driving it (about
-# 5 ms of bm25 here, see docs/BENCHMARKS.md).
-MATCH_BUDGET: Final = 4000
+# Rows the MATCH may find before the commoner terms stop driving it: FTS5's
+# bm25 costs about 1 us a row here. 2000 gave the best keyword-only top 10
+# on 100k synthetic memories (1000: 0.59, 2000: 0.62, 3000: 0.58, 4000:
+# 0.58; unbounded 0.65) at a keyword-only p95 near 5 ms; no LoCoMo
+# conversation reaches it (docs/benchmarks/engine.md, "#13").
+MATCH_BUDGET: Final = 2000
 # Compound parts added to one query at most.
 MAX_PARTS: Final = 8
 # `TermCounts` keeps the counts of terms in at least this many rows...
