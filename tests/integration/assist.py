@@ -190,6 +190,7 @@ async def converse(
     conversation_id: str | None = None,
     device_id: str | None = None,
     satellite_id: str | None = None,
+    language: str | None = None,
 ) -> conversation.ConversationResult:
     """One turn with the test agent, as Assist (or a satellite) runs it."""
     return await conversation.async_converse(
@@ -197,6 +198,7 @@ async def converse(
         text,
         conversation_id,
         context or Context(),
+        language=language,
         agent_id=AGENT_ID,
         device_id=device_id,
         satellite_id=satellite_id,
