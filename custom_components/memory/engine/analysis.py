@@ -33,7 +33,7 @@ from typing import Final
 import unicodedata
 
 from .analysis_words import APOSTROPHES, fold_char, fold_term, stem, stop_words
-from .compounds import PartKind, compound_tails, word_parts
+from .compounds import PartKind, compound_tails, genitive_parts, word_parts
 from .languages import COMPOUNDING, language_code
 
 ANALYSIS_VERSION: Final[int] = 1
@@ -57,7 +57,7 @@ _APOSTROPHE: Final = re.compile(f"[{APOSTROPHES}]")
 
 
 def _segments(text: str) -> Iterator[tuple[bool, str]]:
-    """The text in pieces: (True, a CJK run) or (False, anything else)."""
+    """Cut the text into pieces: (True, a CJK run) or (False, anything else)."""
     text = unicodedata.normalize("NFKC", text).lower()
     if text.isascii() or not _CJK_SPLIT.search(text):
         yield False, text
@@ -68,7 +68,7 @@ def _segments(text: str) -> Iterator[tuple[bool, str]]:
 
 
 def _bigrams(run: str) -> list[str]:
-    """Overlapping character bigrams of a CJK run; a lone character alone."""
+    """Return the overlapping character bigrams of a CJK run; a lone character alone."""
     terms: list[str] = []
     for part in "".join(map(fold_char, run)).split():
         if len(part) == 1:
@@ -79,7 +79,7 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _content_words(text: str, code: str) -> Iterator[str | list[str]]:
-    """The content words of a text (lower-cased, accents kept) in order.
+    """Yield the content words of a text (lower-cased, accents kept) in order.
 
     A CJK run arrives as its list of bigrams, already terms.
     """
@@ -117,7 +117,7 @@ def _terms(text: str, code: str, *, tails: bool) -> list[str]:
 
 
 def index_terms(text: str, language: str) -> str:
-    """The searchable terms of a text, space-joined, for the FTS5 column.
+    """Return the searchable terms of a text, space-joined, for the FTS5 column.
 
     Stop words dropped, every other word stemmed and folded, numbers kept,
     compound tails added in compounding languages, CJK as bigrams. Each term
@@ -128,7 +128,7 @@ def index_terms(text: str, language: str) -> str:
 
 
 def query_terms(text: str, language: str) -> list[str]:
-    """The analysed terms of a spoken query, matching `index_terms`' terms.
+    """Return the analysed terms of a spoken query, matching `index_terms`.
 
     Stop words dropped, de-duplicated in order, at most `MAX_QUERY_TERMS`;
     empty when the text has only stop words or punctuation. Compound parts
@@ -138,25 +138,46 @@ def query_terms(text: str, language: str) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
-def compound_parts(text: str, language: str) -> list[tuple[str, PartKind]]:
-    """Parts of a query's words to look up in the index vocabulary.
+def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]]:
+    """Group `compound_parts`: one list per query word, and one per genitive.
 
-    For compounding languages (de, nl, sv, da, no, fi): a genitive's name
-    ("Leos" -> ("leo", "exact")), and for each long word its heads as
-    ("geburtstag", "prefix") candidates that may begin an index term and its
-    tails as ("feier"'s stem, "exact") candidates that must equal one; at
-    most 12 a word, longest first within each kind, none that is already a
-    query term. Empty for other languages.
+    A search that keeps "the longest head and the longest tail that exist"
+    should do so within each group: a long tail of one word ("eier") must
+    not crowd out the name of another ("leo").
     """
     code = language_code(language)
     if code not in COMPOUNDING:
         return []
     stops = stop_words(code)
     seen = set(query_terms(text, code))
-    parts: list[tuple[str, PartKind]] = []
+    taken: set[tuple[str, PartKind]] = set()
+    groups: list[list[tuple[str, PartKind]]] = []
     words = [word for word in _content_words(text, code) if isinstance(word, str)]
     for word in dict.fromkeys(words[:MAX_QUERY_TERMS]):
-        for term, kind in word_parts(word, code, stops):
-            if (term, kind) not in parts and not (kind == "exact" and term in seen):
-                parts.append((term, kind))
-    return parts
+        for found in (
+            genitive_parts(word, code, stops),
+            word_parts(word, code, stops),
+        ):
+            group = [
+                (term, kind)
+                for term, kind in found
+                if (term, kind) not in taken and not (kind == "exact" and term in seen)
+            ]
+            taken.update(group)
+            if group:
+                groups.append(group)
+    return groups
+
+
+def compound_parts(text: str, language: str) -> list[tuple[str, PartKind]]:
+    """Return the parts of a query's words to look up in the index vocabulary.
+
+    For compounding languages (de, nl, sv, da, no, fi): a genitive's name
+    ("Leos" -> ("leo", "exact")), and for each long word its heads as
+    ("geburtstag", "prefix") candidates that may begin an index term and its
+    tails as ("feier"'s stem, "exact") candidates that must equal one; at
+    most 12 a word, longest first within each kind, none that is already a
+    query term. Empty for other languages. `compound_groups` gives the same
+    parts grouped by word.
+    """
+    return [part for group in compound_groups(text, language) for part in group]

@@ -19,7 +19,7 @@ import threading
 from typing import Final, Protocol
 import unicodedata
 
-import snowballstemmer
+import snowballstemmer  # type: ignore[import-untyped]
 
 from .languages import ANALYSED
 
@@ -67,7 +67,7 @@ _NO_STOP_WORDS: Final[frozenset[str]] = frozenset()
 
 
 def stop_words(code: str) -> frozenset[str]:
-    """The stop words of a language code (empty when it has none)."""
+    """Return the stop words of a language code (empty when it has none)."""
     return STOP_WORDS.get(code, _NO_STOP_WORDS)
 
 
@@ -99,11 +99,12 @@ def _stemmer(algorithm: str) -> _Stemmer:
 # ("pływanie", "pływania", "pływaniu") share a stem.
 _POLISH_ENDINGS: Final = tuple(
     sorted(
-        (
-            "ościami ościach owania owanie owaniu ością ości ować ałem ałam iłem"
-            " iłam ach ami ego emu owi ych ich ymi imi iej iem ów om em ie ia iu ii"
-            " ej ą ę a e i o u y"
-        ).split(),
+        [
+            *("ościami", "ościach", "owania", "owanie", "owaniu", "ością", "ości"),
+            *("ować", "ałem", "ałam", "iłem", "iłam", "ach", "ami", "ego", "emu"),
+            *("owi", "ych", "ich", "ymi", "imi", "iej", "iem", "ów", "om", "em"),
+            *("ie", "ia", "iu", "ii", "ej", "ą", "ę", "a", "e", "i", "o", "u", "y"),
+        ],
         key=len,
         reverse=True,
     )
@@ -120,7 +121,7 @@ def _polish_stem(word: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str, code: str) -> str:
-    """The stem of a lower-cased word in a language (itself where none is known).
+    """Return a lower-cased word's stem in a language (itself if none is known).
 
     Words with a digit are not stemmed: "2024" and "b12" stay what they are.
     """
@@ -177,15 +178,14 @@ def fold_char(char: str) -> str:
     for part in unicodedata.normalize("NFD", char):
         if unicodedata.category(part) in _DROPPED_MARKS:
             continue
-        part = _UNICODE61_FOLDS.get(part, part)
-        if part == "_" or not part.isalnum() or _is_unicode61_separator(part):
-            part = " "
-        kept.append(part)
+        base = _UNICODE61_FOLDS.get(part, part)
+        is_token = base != "_" and base.isalnum() and not _is_unicode61_separator(base)
+        kept.append(base if is_token else " ")
     return "".join(kept)
 
 
 def fold_term(term: str) -> list[str]:
-    """The index terms a lower-cased term folds to: usually one, at times none.
+    """Return the index terms a lower-cased term folds to (one, at times none).
 
     Each is a fixed point of `unicode61 remove_diacritics 2`. A character
     that tokenizer reads as a separator splits the term.

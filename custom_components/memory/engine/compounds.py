@@ -46,7 +46,7 @@ LINKS: Final[dict[str, tuple[str, ...]]] = {
 
 
 def compound_tails(word: str, code: str, stops: frozenset[str]) -> list[str]:
-    """Index terms of a long word's tails (empty for a short word).
+    """Return the index terms of a long word's tails (none for a short word).
 
     `word` is lower-cased with its accents, as the stemmer wants it. The
     word's own term and stop-word tails are left out.
@@ -66,27 +66,38 @@ def compound_tails(word: str, code: str, stops: frozenset[str]) -> list[str]:
     return terms
 
 
-def word_parts(
+def genitive_parts(
     word: str, code: str, stops: frozenset[str]
 ) -> list[tuple[str, PartKind]]:
-    """The parts of one query word to look up, at most `MAX_PARTS_PER_WORD`.
+    """Offer a genitive's name without its -s ("leos" -> "leo"), exact.
 
-    The genitive's name first ("leos" -> "leo", exact), then heads
-    (prefix) and tails (exact), each longest first.
+    Offered as it is and as its stem; only counts when the index has it.
     """
-    if not word.isalpha():
+    if not word.isalpha() or not word.endswith("s") or len(word) < MIN_TAIL:
+        return []
+    base = word[:-1]
+    if base in stops:
         return []
     own = set(fold_term(stem(word, code)))
     parts: list[tuple[str, PartKind]] = []
-    if word.endswith("s") and len(word) >= MIN_TAIL:
-        base = word[:-1]
-        if base not in stops:
-            for term in fold_term(stem(base, code)) + fold_term(base):
-                if term not in own:
-                    own.add(term)
-                    parts.append((term, "exact"))
-    if len(word) < MIN_COMPOUND:
-        return parts
+    for term in fold_term(stem(base, code)) + fold_term(base):
+        if term not in own:
+            own.add(term)
+            parts.append((term, "exact"))
+    return parts
+
+
+def word_parts(
+    word: str, code: str, stops: frozenset[str]
+) -> list[tuple[str, PartKind]]:
+    """Offer a long query word's heads (prefix) and tails (exact), longest first.
+
+    At most `MAX_PARTS_PER_WORD`; none for a word shorter than
+    `MIN_COMPOUND`.
+    """
+    if len(word) < MIN_COMPOUND or not word.isalpha():
+        return []
+    own = set(fold_term(stem(word, code)))
     heads = _heads(word, code, stops, own)
     tails: list[str] = []
     # The shortest tails are the likeliest words ("feier" of
@@ -99,13 +110,13 @@ def word_parts(
             if term not in own and len(tails) < MAX_TAILS:
                 own.add(term)
                 tails.append(term)
-    parts += [(head, "prefix") for head in heads]
+    parts: list[tuple[str, PartKind]] = [(head, "prefix") for head in heads]
     parts += [(tail, "exact") for tail in sorted(tails, key=len, reverse=True)]
     return parts[:MAX_PARTS_PER_WORD]
 
 
 def _heads(word: str, code: str, stops: frozenset[str], own: set[str]) -> list[str]:
-    """A long word's heads to match as prefixes, longest first.
+    """Choose a long word's heads to match as prefixes, longest first.
 
     Heads without their linking element come first (the likeliest words),
     then the longest plain heads, up to `MAX_HEADS`. A head is kept as it is
@@ -116,9 +127,11 @@ def _heads(word: str, code: str, stops: frozenset[str], own: set[str]) -> list[s
     for end in range(len(word) - MIN_TAIL, MIN_HEAD - 1, -1):
         head = word[:end]
         plain.append(head)
-        for link in LINKS.get(code, ()):
-            if head.endswith(link) and len(head) - len(link) >= MIN_HEAD:
-                linked.append(head[: -len(link)])
+        linked.extend(
+            head[: -len(link)]
+            for link in LINKS.get(code, ())
+            if head.endswith(link) and len(head) - len(link) >= MIN_HEAD
+        )
     chosen: list[str] = []
     for head in linked + plain:
         if head in stops:
