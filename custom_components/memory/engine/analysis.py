@@ -50,15 +50,15 @@ _CJK_RANGES: Final = (
     "\uf900-\ufaff\U00020000-\U0003134f"
 )
 _CJK_SPLIT: Final = re.compile(f"([{_CJK_RANGES}]+)")
-# A word: letters and digits (never `_`, which unicode61 reads as a
-# separator), joined by apostrophes.
-_WORD: Final = re.compile(f"[^\\W_]+(?:[{APOSTROPHES}][^\\W_]+)*")
+# A word: letters and digits joined by apostrophes. `_` (a separator for
+# unicode61) is made a space first: `[^\\W_]` would be three times slower.
+_WORD: Final = re.compile(f"\\w+(?:[{APOSTROPHES}]\\w+)*")
 _APOSTROPHE: Final = re.compile(f"[{APOSTROPHES}]")
 
 
 def _segments(text: str) -> Iterator[tuple[bool, str]]:
     """Cut the text into pieces: (True, a CJK run) or (False, anything else)."""
-    text = unicodedata.normalize("NFKC", text).lower()
+    text = unicodedata.normalize("NFKC", text).lower().replace("_", " ")
     if text.isascii() or not _CJK_SPLIT.search(text):
         yield False, text
         return
@@ -105,14 +105,13 @@ def _content_words(text: str, code: str) -> Iterator[str | list[str]]:
 def _terms(text: str, code: str, *, tails: bool) -> list[str]:
     terms: list[str] = []
     compounding = tails and code in COMPOUNDING
-    stops = stop_words(code)
     for word in _content_words(text, code):
         if isinstance(word, list):
             terms.extend(word)
             continue
         terms.extend(fold_term(stem(word, code)))
         if compounding:
-            terms.extend(compound_tails(word, code, stops))
+            terms.extend(compound_tails(word, code))
     return terms
 
 
@@ -148,15 +147,14 @@ def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]
     code = language_code(language)
     if code not in COMPOUNDING:
         return []
-    stops = stop_words(code)
     seen = set(query_terms(text, code))
     taken: set[tuple[str, PartKind]] = set()
     groups: list[list[tuple[str, PartKind]]] = []
     words = [word for word in _content_words(text, code) if isinstance(word, str)]
     for word in dict.fromkeys(words[:MAX_QUERY_TERMS]):
         for found in (
-            genitive_parts(word, code, stops),
-            word_parts(word, code, stops),
+            genitive_parts(word, code),
+            word_parts(word, code),
         ):
             group = [
                 (term, kind)

@@ -18,9 +18,10 @@ dictionary of each language, both sides meet half way:
 
 from __future__ import annotations
 
+import functools
 from typing import Final, Literal
 
-from .analysis_words import fold_term, stem
+from .analysis_words import fold_term, stem, stop_words
 
 MIN_COMPOUND: Final = 8  # letters a word needs before it is split
 MIN_HEAD_INDEX: Final = 3  # letters before the first tail the index keeps
@@ -45,14 +46,16 @@ LINKS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-def compound_tails(word: str, code: str, stops: frozenset[str]) -> list[str]:
+@functools.lru_cache(maxsize=16384)
+def compound_tails(word: str, code: str) -> tuple[str, ...]:
     """Return the index terms of a long word's tails (none for a short word).
 
     `word` is lower-cased with its accents, as the stemmer wants it. The
     word's own term and stop-word tails are left out.
     """
     if len(word) < MIN_COMPOUND or not word.isalpha():
-        return []
+        return ()
+    stops = stop_words(code)
     own = set(fold_term(stem(word, code)))
     terms: list[str] = []
     for start in range(MIN_HEAD_INDEX, len(word) - MIN_TAIL + 1):
@@ -63,40 +66,39 @@ def compound_tails(word: str, code: str, stops: frozenset[str]) -> list[str]:
             if term not in own:
                 own.add(term)
                 terms.append(term)
-    return terms
+    return tuple(terms)
 
 
-def genitive_parts(
-    word: str, code: str, stops: frozenset[str]
-) -> list[tuple[str, PartKind]]:
+@functools.lru_cache(maxsize=4096)
+def genitive_parts(word: str, code: str) -> tuple[tuple[str, PartKind], ...]:
     """Offer a genitive's name without its -s ("leos" -> "leo"), exact.
 
     Offered as it is and as its stem; only counts when the index has it.
     """
     if not word.isalpha() or not word.endswith("s") or len(word) < MIN_TAIL:
-        return []
+        return ()
     base = word[:-1]
-    if base in stops:
-        return []
+    if base in stop_words(code):
+        return ()
     own = set(fold_term(stem(word, code)))
     parts: list[tuple[str, PartKind]] = []
     for term in fold_term(stem(base, code)) + fold_term(base):
         if term not in own:
             own.add(term)
             parts.append((term, "exact"))
-    return parts
+    return tuple(parts)
 
 
-def word_parts(
-    word: str, code: str, stops: frozenset[str]
-) -> list[tuple[str, PartKind]]:
+@functools.lru_cache(maxsize=4096)
+def word_parts(word: str, code: str) -> tuple[tuple[str, PartKind], ...]:
     """Offer a long query word's heads (prefix) and tails (exact), longest first.
 
     At most `MAX_PARTS_PER_WORD`; none for a word shorter than
     `MIN_COMPOUND`.
     """
     if len(word) < MIN_COMPOUND or not word.isalpha():
-        return []
+        return ()
+    stops = stop_words(code)
     own = set(fold_term(stem(word, code)))
     heads = _heads(word, code, stops, own)
     tails: list[str] = []
@@ -112,7 +114,7 @@ def word_parts(
                 tails.append(term)
     parts: list[tuple[str, PartKind]] = [(head, "prefix") for head in heads]
     parts += [(tail, "exact") for tail in sorted(tails, key=len, reverse=True)]
-    return parts[:MAX_PARTS_PER_WORD]
+    return tuple(parts[:MAX_PARTS_PER_WORD])
 
 
 def _heads(word: str, code: str, stops: frozenset[str], own: set[str]) -> list[str]:
