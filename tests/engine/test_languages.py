@@ -110,7 +110,7 @@ CONTENT_WORDS = {
     "en": {"home", "time", "house", "car", "dog", "cat", "will", "may"},
     "de": {"haus", "zeit", "hund", "katze", "weg", "machen", "mia", "leo"},
     "nl": {"huis", "tijd", "hond", "wezen", "mia", "leo"},
-    "fr": {"maison", "temps", "été", "chien", "mia", "est"},
+    "fr": {"maison", "temps", "été", "étés", "chien", "mia"},
     "es": {"casa", "tiempo", "perro", "estado", "mia", "comer"},
     "it": {"casa", "tempo", "cane", "mia", "leo"},
     "pt": {"casa", "tempo", "cão", "mia", "ana"},
