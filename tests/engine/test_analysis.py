@@ -25,6 +25,7 @@ from custom_components.memory.engine.analysis import (
     MAX_QUERY_TERMS,
     compound_groups,
     compound_parts,
+    index_columns,
     index_terms,
     query_terms,
 )
@@ -326,6 +327,15 @@ def test_compound_tails_in_the_index() -> None:
     assert {"oltank", "tank"} <= set(terms)
     assert index_terms("Heizöltank", "fr").split() == [terms[0]]
     assert "vul" in index_terms("bijgevuld", "nl").split()
+
+
+def test_index_columns_keep_tails_apart() -> None:
+    """The words' column has no tails; together they are `index_terms`."""
+    words, tails = index_columns("Der Heizöltank ist voll", "de")
+    assert words.split() == query_terms("Der Heizöltank ist voll", "de")
+    assert {"oltank", "tank"} <= set(tails.split())
+    assert index_terms("Der Heizöltank ist voll", "de") == f"{words} {tails}"
+    assert index_columns("Le réservoir est plein", "fr")[1] == ""
 
 
 def test_compound_parts() -> None:

@@ -102,16 +102,17 @@ def _content_words(text: str, code: str) -> Iterator[str | list[str]]:
                     yield part
 
 
-def _terms(text: str, code: str, *, tails: bool) -> list[str]:
+def _terms(text: str, code: str, *, tails: list[str] | None) -> list[str]:
+    """Return the words' terms; compound tails go to `tails` when given."""
     terms: list[str] = []
-    compounding = tails and code in COMPOUNDING
+    compounding = tails is not None and code in COMPOUNDING
     for word in _content_words(text, code):
         if isinstance(word, list):
             terms.extend(word)
             continue
         terms.extend(fold_term(stem(word, code)))
-        if compounding:
-            terms.extend(compound_tails(word, code))
+        if compounding and tails is not None:
+            tails.extend(compound_tails(word, code))
     return terms
 
 
@@ -119,11 +120,25 @@ def index_terms(text: str, language: str) -> str:
     """Return the searchable terms of a text, space-joined, for the FTS5 column.
 
     Stop words dropped, every other word stemmed and folded, numbers kept,
-    compound tails added in compounding languages, CJK as bigrams. Each term
-    is one `unicode61 remove_diacritics 2` token, unchanged by it.
-    Deterministic; `language` is any tag (an unknown one: generic analysis).
+    compound tails added in compounding languages (after the words), CJK as
+    bigrams. Each term is one `unicode61 remove_diacritics 2` token,
+    unchanged by it. Deterministic; `language` is any tag (an unknown one:
+    generic analysis).
     """
-    return " ".join(_terms(text, language_code(language), tails=True))
+    words, tails = index_columns(text, language)
+    return f"{words} {tails}" if tails else words
+
+
+def index_columns(text: str, language: str) -> tuple[str, str]:
+    """Return `index_terms` in two parts: the words' terms, the compound tails.
+
+    For a search that keeps tails in a column of their own (weighted lower,
+    and not lengthening the words' column for bm25). The tails are empty
+    outside compounding languages.
+    """
+    tails: list[str] = []
+    words = _terms(text, language_code(language), tails=tails)
+    return " ".join(words), " ".join(tails)
 
 
 def query_terms(text: str, language: str) -> list[str]:
@@ -133,7 +148,7 @@ def query_terms(text: str, language: str) -> list[str]:
     empty when the text has only stop words or punctuation. Compound parts
     are not among them (`compound_parts`).
     """
-    terms = _terms(text, language_code(language), tails=False)
+    terms = _terms(text, language_code(language), tails=None)
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
