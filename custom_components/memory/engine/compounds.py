@@ -109,11 +109,14 @@ def word_parts(word: str, code: str) -> tuple[tuple[str, PartKind], ...]:
         if tail in stops:
             continue
         for term in fold_term(stem(tail, code)):
-            if term not in own and len(tails) < MAX_TAILS:
+            if term not in own:
                 own.add(term)
                 tails.append(term)
+        if len(tails) >= MAX_TAILS:
+            break
     parts: list[tuple[str, PartKind]] = [(head, "prefix") for head in heads]
-    parts += [(tail, "exact") for tail in sorted(tails, key=len, reverse=True)]
+    tails = sorted(tails[:MAX_TAILS], key=len, reverse=True)
+    parts += [(tail, "exact") for tail in tails]
     return tuple(parts[:MAX_PARTS_PER_WORD])
 
 
