@@ -7,15 +7,17 @@ language (`languages.language_code` of the conversation's tag):
   ("l'eau", "dell'acqua", "Leo's") unless the whole form is a stop word
   ("don't");
 - stop words of the language (`engine/stopwords/<code>.txt`) are dropped on
-  both sides, so "Quand est-ce que Mia va nager ?" searches "mia" and
-  "nag", and a name or a content word is never outweighed by function words;
+  both sides, so "Quand est-ce que Mia va nager ?" searches only the stems
+  of "Mia" and "nager", and a name or a content word is never outweighed by
+  function words;
 - every other word is stemmed with the language's Snowball stemmer (a light
   one of our own for Polish) and folded to what FTS5's `unicode61
   remove_diacritics 2` holds (`analysis_words.fold_term`): each term is one
   token of that tokenizer, the same one it reads back;
-- in German, Dutch and the Nordic languages the index also holds the tails of
-  long words, and a query's long words offer heads and tails to look up
-  (`compounds`, `compound_parts`);
+- in German, Dutch, the Nordic languages and Finnish the index also holds
+  the tails of long words (after the words; `index_columns` gives them
+  apart), and a query's long words offer heads and tails to look up in the
+  index's vocabulary (`compounds`, `compound_parts`, `compound_groups`);
 - runs of Chinese, Japanese and Korean script become overlapping character
   bigrams (a lone character stays itself): "生日" is found in
   "我女儿的生日是五月";
