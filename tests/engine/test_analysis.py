@@ -29,6 +29,7 @@ from custom_components.memory.engine.analysis import (
     index_columns,
     index_terms,
     query_terms,
+    query_terms_in,
 )
 from custom_components.memory.engine.analysis_words import fold_char, stem
 from custom_components.memory.engine.compounds import MAX_PARTS_PER_WORD
@@ -264,6 +265,19 @@ def test_the_language_of_the_tag_decides() -> None:
         "die",
         "mullabfuhr",
     ]
+
+
+def test_query_terms_in_two_languages() -> None:
+    """A stop word of either language is searched in neither."""
+    question = "Wann ist die Müllabfuhr? When is the garbage collection?"
+    terms = query_terms_in(question, ["de-DE", "en"])
+    assert not {"wann", "ist", "die", "when", "is", "the"} & set(terms)
+    assert set(query_terms(question, "de")) - {"when", "is", "the"} <= set(terms)
+    assert {"garbag", "collect"} <= set(terms)
+    assert query_terms_in("Wann ist die Müllabfuhr?", ["de"]) == query_terms(
+        "Wann ist die Müllabfuhr?", "de"
+    )
+    assert query_terms_in("the", []) == []
 
 
 def test_generic_fallback_folds_without_stemming() -> None:

@@ -29,7 +29,7 @@ text: stored rows with an older version are analysed again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 import re
 from typing import Final
 import unicodedata
@@ -80,12 +80,16 @@ def _bigrams(run: str) -> list[str]:
     return terms
 
 
-def _content_words(text: str, code: str) -> Iterator[str | list[str]]:
+def _content_words(
+    text: str, code: str, stops: frozenset[str] | None = None
+) -> Iterator[str | list[str]]:
     """Yield the content words of a text (lower-cased, accents kept) in order.
 
-    A CJK run arrives as its list of bigrams, already terms.
+    A CJK run arrives as its list of bigrams, already terms. `stops`
+    replaces the language's stop words when given.
     """
-    stops = stop_words(code)
+    if stops is None:
+        stops = stop_words(code)
     for is_cjk, piece in _segments(text):
         if is_cjk:
             yield _bigrams(piece)
@@ -104,11 +108,17 @@ def _content_words(text: str, code: str) -> Iterator[str | list[str]]:
                     yield part
 
 
-def _terms(text: str, code: str, *, tails: list[str] | None) -> list[str]:
+def _terms(
+    text: str,
+    code: str,
+    *,
+    tails: list[str] | None,
+    stops: frozenset[str] | None = None,
+) -> list[str]:
     """Return the words' terms; compound tails go to `tails` when given."""
     terms: list[str] = []
     compounding = tails is not None and code in COMPOUNDING
-    for word in _content_words(text, code):
+    for word in _content_words(text, code, stops):
         if isinstance(word, list):
             terms.extend(word)
             continue
@@ -152,6 +162,21 @@ def query_terms(text: str, language: str) -> list[str]:
     """
     terms = _terms(text, language_code(language), tails=None)
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def query_terms_in(text: str, languages: Iterable[str]) -> list[str]:
+    """Return a query's terms analysed in each of several languages, merged.
+
+    For a household that speaks two languages: the union of every language's
+    `query_terms`, but a word that is a stop word in any of them is dropped
+    in all ("die" of a German question is not searched as an English word).
+    """
+    codes = list(dict.fromkeys(language_code(language) for language in languages))
+    stops = frozenset().union(*(stop_words(code) for code in codes))
+    terms: dict[str, None] = {}
+    for code in codes:
+        terms.update(dict.fromkeys(_terms(text, code, tails=None, stops=stops)))
+    return list(terms)[:MAX_QUERY_TERMS]
 
 
 def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]]:
