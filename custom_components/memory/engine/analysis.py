@@ -186,14 +186,26 @@ def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]
     should do so within each group: a long tail of one word ("eier") must
     not crowd out the name of another ("leo").
     """
+    return [parts for _whole, parts in compound_words(text, language)]
+
+
+def compound_words(
+    text: str, language: str
+) -> list[tuple[tuple[str, ...], list[tuple[str, PartKind]]]]:
+    """Return `compound_groups` with the terms of the word each group is of.
+
+    A search may let a part stand in for its word when the index does not
+    hold the word itself ("mullabfuhr" absent, its head "mull" found).
+    """
     code = language_code(language)
     if code not in COMPOUNDING:
         return []
     seen = set(query_terms(text, code))
     taken: set[tuple[str, PartKind]] = set()
-    groups: list[list[tuple[str, PartKind]]] = []
+    groups: list[tuple[tuple[str, ...], list[tuple[str, PartKind]]]] = []
     words = [word for word in _content_words(text, code) if isinstance(word, str)]
     for word in dict.fromkeys(words[:MAX_QUERY_TERMS]):
+        whole = tuple(fold_term(stem(word, code)))
         for found in (
             genitive_parts(word, code),
             word_parts(word, code),
@@ -205,7 +217,7 @@ def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]
             ]
             taken.update(group)
             if group:
-                groups.append(group)
+                groups.append((whole, group))
     return groups
 
 

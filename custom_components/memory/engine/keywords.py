@@ -4,7 +4,7 @@ A query is analysed like the rows it searches (`analysis.py`): in the
 speaker's language and, when that differs, in the store's default language
 too, so a household that mixes two languages finds both. Long words of the
 compounding languages add those of their parts that the index knows
-(`analysis.compound_parts`, checked against the FTS5 vocabulary), so
+(`analysis.compound_words`, checked against the FTS5 vocabulary), so
 "Müllabfuhr" reaches "Restmülltonne" and "Geburtstagsfeier" "Geburtstag".
 
 How many rows hold each term (the vocabulary's `doc` count) sets its weight
@@ -22,14 +22,14 @@ the closing quote of a compound head).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 from typing import Final
 
 import aiosqlite
 
-from .analysis import MAX_QUERY_TERMS, compound_parts, query_terms
+from .analysis import compound_words, query_terms_in
 
 # Rows the MATCH may find before the commoner terms stop driving it (about
 # 5 ms of bm25 here, see docs/BENCHMARKS.md).
@@ -121,13 +121,6 @@ async def _prefix_rows(conn: aiosqlite.Connection, vocab: str, head: str) -> int
     return int(row[0] or 0) if row else 0
 
 
-def _analysed(text: str, languages: Iterable[str]) -> list[str]:
-    terms: dict[str, None] = {}
-    for language in languages:
-        terms.update(dict.fromkeys(query_terms(text, language)))
-    return list(terms)[:MAX_QUERY_TERMS]
-
-
 async def keyword_query(
     conn: aiosqlite.Connection,
     text: str,
@@ -142,30 +135,61 @@ async def keyword_query(
     `vocab` is the fts5vocab table ('row') of the index searched and `total`
     the number of rows it holds; `budget` bounds the rows the MATCH finds.
     """
-    terms = _analysed(text, languages)
     languages = list(dict.fromkeys(languages))
-    parts: dict[str, str] = {}
-    for language in languages:
-        for part, kind in compound_parts(text, language):
-            if part not in terms:
-                parts.setdefault(part, kind)
-    exact = [part for part, kind in parts.items() if kind == "exact"]
+    terms = query_terms_in(text, languages)
+    groups = [
+        group for language in languages for group in compound_words(text, language)
+    ]
+    exact = list(
+        dict.fromkeys(
+            part
+            for _whole, parts in groups
+            for part, kind in parts
+            if kind == "exact" and part not in terms
+        )
+    )
     counts = await _counts(conn, vocab, [*terms, *exact])
+    total = max(total, 1)
+    weights = {term: idf(counts.get(term, 0), total) for term in terms}
     prefixes: list[str] = []
-    for head in (part for part, kind in parts.items() if kind == "prefix"):
-        if len(prefixes) >= MAX_PARTS or any(p.startswith(head) for p in prefixes):
-            continue
-        found = await _prefix_rows(conn, vocab, head)
-        if found:
-            prefixes.append(head)
-            counts[head] = found
-    chosen = list(terms)
-    chosen += [part for part in exact if counts.get(part)][:MAX_PARTS]
-    chosen += prefixes
+    added = 0
+    # Within each word's group: its longest tail and its longest head that
+    # the index holds ("Müllabfuhr": "mull*" reaches "Restmülltonne"). When
+    # the index does not hold the word itself, its parts stand in for it:
+    # they take its weight, and it leaves the coverage.
+    for whole, parts in groups:
+        if added >= MAX_PARTS:
+            break
+        found: list[str] = []
+        tails = sorted(
+            (part for part, kind in parts if kind == "exact" and counts.get(part)),
+            key=len,
+            reverse=True,
+        )
+        if tails:
+            found.append(tails[0])
+        for head in sorted(
+            (part for part, kind in parts if kind == "prefix"), key=len, reverse=True
+        ):
+            if head in weights or head in found:
+                break
+            if rows := await _prefix_rows(conn, vocab, head):
+                counts[head] = rows
+                prefixes.append(head)
+                found.append(head)
+                break
+        inherited = 0.0
+        if found and whole and not any(counts.get(term) for term in whole):
+            inherited = max((weights.pop(term, 0.0) for term in whole), default=0.0)
+        for part in found:
+            if part not in weights:
+                added += 1
+            weights[part] = max(
+                weights.get(part, 0.0), idf(counts[part], total), inherited
+            )
+    chosen = list(weights)
     if not chosen:
         return None
-    total = max(total, 1)
-    weights = {term: idf(counts.get(term, 0), total) for term in chosen}
     # The MATCH: rarest first, within the budget; the rarest always.
     driving: list[str] = []
     matched = 0
