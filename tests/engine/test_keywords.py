@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 
 from custom_components.memory.engine import MemoryStore, SearchQuery
@@ -157,3 +158,33 @@ async def test_a_query_in_another_language_than_the_default(db_path: Path) -> No
         assert keywords is None
     finally:
         await store.close()
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    text=st.lists(
+        st.sampled_from([*'"*-:^(){}+.,;ab ', "NOT", "AND", "NEAR", "ß", "生日", "Öl"]),
+        max_size=20,
+    ).map("".join),
+    language=st.sampled_from(["en", "de", "fr", "zh", "xx", ""]),
+)
+async def test_hostile_text_is_a_valid_match(
+    store: MemoryStore, text: str, language: str
+) -> None:
+    """Whatever is typed or said, the keyword query parses in FTS5 and searches."""
+    if not await store.search(SearchQuery(text="seed")):
+        await store.add_many(
+            [memory("seed note: not now or never"), memory("Der Heizöltank, ab 生日")]
+        )
+    keywords = await store._keyword_query(store.reader, text, language or None)
+    if keywords is not None:
+        await store.reader.execute_fetchall(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?",
+            (keywords.expression,),
+        )
+    await store.search(SearchQuery(text=text, language=language or None))
