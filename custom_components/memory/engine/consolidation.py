@@ -115,6 +115,8 @@ class Candidate:
     tags: tuple[str, ...] = ()
     # Whether the topic holds one value at a time; None: by type (module doc).
     single_valued: bool | None = None
+    # The language it is written in ("de"); None: the store's default.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -397,6 +399,7 @@ class Consolidator:
             topic=normalize_topic(candidate.topic),
             confidence=min(max(float(candidate.confidence), 0.0), 1.0),
             message_id=candidate.message_id,
+            language=candidate.language,
         )
 
     async def _add(self, candidate: Candidate) -> Outcome:

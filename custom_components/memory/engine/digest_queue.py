@@ -16,6 +16,9 @@ When two people spoke in one conversation (one continued the other's), each
 speaker's messages (what they said and the replies they got) are digested
 apart (`by_speaker`), so what one person said never reaches an LLM call
 whose memories may go to another person.
+
+A conversation's language (`DigestQueue.language`) is the one most of its
+user messages were spoken in: digestion writes its memories in it.
 """
 
 from __future__ import annotations
@@ -110,6 +113,15 @@ def _row_to_pending(row: sqlite3.Row) -> PendingConversation:
     )
 
 
+def _primary_subtag(tag: str) -> str:
+    """Return a tag's primary subtag, lower case ("de-DE" -> "de"); '' if none.
+
+    Lead: `languages.language_code(tag, default="")` at the merge.
+    """
+    code = tag.strip().replace("_", "-").split("-")[0].lower()
+    return code if code.isalpha() and 2 <= len(code) <= 3 else ""
+
+
 def backoff_seconds(attempts: int) -> float:
     """Wait before retry number `attempts` (1 = after the first failure)."""
     exponent = min(max(attempts - 1, 0), 30)
@@ -178,6 +190,26 @@ class DigestQueue:
         ):
             found[int(row[0])] = (*found.get(int(row[0]), ()), str(row[1]))
         return found
+
+    async def language(self, row_id: int) -> str:
+        """Return the language most of a conversation's user messages were in.
+
+        A primary subtag ("de" for "de-DE" and "de-AT" alike); a tie goes to
+        the one spoken last; '' when no user message has a language.
+        """
+        async with self._store.reader.execute(
+            "SELECT language, count(*), max(id) FROM conversation_messages "
+            "WHERE conversation = ? AND role = 'user' AND language != '' "
+            "GROUP BY language",
+            (row_id,),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        counts: dict[str, tuple[int, int]] = {}
+        for tag, count, last in rows:
+            if code := _primary_subtag(str(tag)):
+                before, latest = counts.get(code, (0, 0))
+                counts[code] = (before + int(count), max(latest, int(last)))
+        return max(counts, key=counts.__getitem__, default="")
 
     async def count_by_state(self) -> dict[str, int]:
         """Conversations per digestion state (diagnostics)."""

@@ -116,6 +116,10 @@ class NewMemory:
     topic: str = ""
     confidence: float | None = None
     message_id: int | None = None
+    # The language it is written in (a tag such as "de" or "de-DE"); None:
+    # the store's default language (Home Assistant's). Keyword search
+    # analyses it with that language's stemmer, stop words and compounds.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
