@@ -66,13 +66,17 @@ _LANGUAGE_NAMES: Final = {
 }  # fmt: skip
 
 
+def default_language(hass: HomeAssistant) -> str:
+    """Return Home Assistant's language as a primary subtag ("pt-BR" -> "pt")."""
+    return (hass.config.language or "en").replace("_", "-").split("-")[0].lower()
+
+
 def written_language(hass: HomeAssistant, code: str) -> str:
     """Name the language to write in: `code` ("de"), else Home Assistant's.
 
     An unknown code is named by its tag ("the language tagged xx").
     """
-    tag = code or hass.config.language or "en"
-    primary = tag.replace("_", "-").split("-")[0].lower()
+    primary = code.replace("_", "-").split("-")[0].lower() or default_language(hass)
     return _LANGUAGE_NAMES.get(primary) or f'the language tagged "{primary}"'
 
 

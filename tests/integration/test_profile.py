@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from datetime import datetime, timedelta
 import logging
+import sqlite3
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -28,6 +30,7 @@ from custom_components.memory.profile import (
     TASK_NAME,
     ProfileKeeper,
     clean_profile,
+    notes_language,
     pick_notes,
 )
 
@@ -491,3 +494,52 @@ async def test_without_ai_task(
         "error": "ai_task_not_configured",
     }
     assert await profiles_of(hass, "any") == []
+
+
+def set_language(hass: HomeAssistant, ids: list[int], language: str) -> None:
+    """Record the language memories are written in, as digestion stores it."""
+    with closing(sqlite3.connect(hass.config.path("memory", "memory.db"))) as conn:
+        conn.executemany(
+            "UPDATE memories SET language = ? WHERE id = ?",
+            [(language, memory_id) for memory_id in ids],
+        )
+        conn.commit()
+
+
+async def test_a_profile_follows_the_language_of_its_memories(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    household: Household,
+) -> None:
+    """Most of Anna's notes are German: hers is asked for in German.
+
+    The household's notes have no known language: Home Assistant's it is.
+    """
+    hass.config.language = "fr-CA"
+    await add(hass, "La poubelle sort le mardi")
+    german = [
+        await add(hass, "Anna trinkt morgens gern Tee", person=ANNA),
+        await add(hass, "Anna hat am 12. Mai Geburtstag", person=ANNA),
+    ]
+    english = await add(hass, "Anna likes jazz", person=ANNA)
+    set_language(hass, german, "de")
+    set_language(hass, [english], "en")
+    answer_profiles(ai_task, "Ein Profil.")
+
+    await call(hass, "profile")
+
+    household_call, anna_call = ai_task.calls_named(TASK_NAME)
+    assert "Write it in French, the language of the notes." in (
+        household_call.instructions
+    )
+    assert "Write it in German, the language of the notes." in anna_call.instructions
+
+
+def test_the_language_of_notes() -> None:
+    """Unknown counts as the default; a tie goes to the default."""
+    assert notes_language({"de": 2, "en": 1}, "en") == "de"
+    assert notes_language({"": 2, "de": 3, "en": 2}, "en") == "en"
+    assert notes_language({"de": 1, "fr": 1}, "en") == "de"
+    assert notes_language({"de": 1, "en": 1}, "en") == "en"
+    assert notes_language({}, "nl") == "nl"

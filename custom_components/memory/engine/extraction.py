@@ -93,8 +93,8 @@ anything marked [redacted].
 - Skip device commands, small talk, questions and what only mattered now.
 - Write each memory as one short standalone sentence in the third person \
 ("Anna prefers tea in the morning").
-- Write every memory and the summary in {language}, the language of the \
-conversation, whatever language the known memories are in.
+- Write every memory and the summary in {language}, whatever language the \
+known memories are in.
 - type: fact, preference, instruction or event.
 - about: who the memory is about, exactly one of: {participants}.
 - confidence: 0 to 1, how sure you are it is true and durable.
@@ -309,6 +309,14 @@ def known_line(item: MemoryItem, names: Mapping[str, str]) -> str:
     return f"[{item.id}] {fence_safe(about)} ({item.type}{topic}): {text}"
 
 
+def _language_clause(name: str) -> str:
+    return (
+        f"{name}, the language of the conversation"
+        if name
+        else ("the language of the conversation")
+    )
+
+
 def extraction_prompt(
     transcript: Transcript,
     *,
@@ -324,7 +332,7 @@ def extraction_prompt(
     participants = ", ".join(f'"{n}"' for n in ("household", *names.values()))
     return EXTRACT_INSTRUCTIONS.format(
         date=f"{day:%A} {day.date().isoformat()}",
-        language=fence_safe(language) or "the language of the conversation",
+        language=_language_clause(fence_safe(language)),
         participants=participants,
         known="\n".join(known_line(item, names) for item in known) or "(none)",
         transcript=redact_secrets(transcript.text)[0],
