@@ -21,6 +21,8 @@ is added. Deterministic rules decide wherever they can (`Consolidator.plan`):
    memory -> UPDATE (the longer wording, the higher confidence); a memory a
    person, an action, a tool or an import wrote -> DUPLICATE: digestion
    never rewords people silently, it can only supersede them with a link.
+   A memory keeps its language: a candidate written in another one never
+   rewords it (keyword search analyses each memory in its own language).
 5. Same topic but multi-valued or of another type, or similar but below
    the near-duplicate thresholds -> ASK: the pipeline asks the LLM a second,
    structured question (`consolidation_question.py`) and calls `apply`
@@ -421,12 +423,28 @@ class Consolidator:
             return Outcome(action=Action.DUPLICATE, item=new, previous=None)
         return Outcome(action=Action.SUPERSEDE, item=new, previous=old)
 
+    async def _same_language(self, candidate: Candidate, target: MemoryItem) -> bool:
+        """Whether the candidate is in the target's language (unknown: same).
+
+        Lead: `target.language` once `MemoryItem` carries it.
+        """
+        async with self.store.reader.execute(
+            "SELECT language FROM memories WHERE id = ?", (target.id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        stored = _primary(str(row[0]) if row is not None else "")
+        wanted = _primary(candidate.language)
+        return not stored or not wanted or stored == wanted
+
     async def _update(self, candidate: Candidate, target: MemoryItem) -> Outcome:
         """Reword digestion's own memory; anyone else's is left as it is."""
         if target.source.origin is not Origin.DIGESTION:
             return Outcome(action=Action.DUPLICATE, item=target, previous=None)
         wording = candidate.content.strip()
-        content = wording if len(wording) > len(target.content) else target.content
+        longer = len(wording) > len(target.content)
+        if longer and not await self._same_language(candidate, target):
+            longer = False  # the memory stays in its own language
+        content = wording if longer else target.content
         confidence = max(float(candidate.confidence), target.confidence or 0.0)
         twin = await self.store.find_active(target.scope, content)
         if twin is not None and twin.id != target.id:
@@ -438,6 +456,10 @@ class Consolidator:
             topic=None if target.topic else normalize_topic(candidate.topic) or None,
         )
         return Outcome(action=Action.UPDATE, item=updated, previous=target)
+
+
+def _primary(tag: str | None) -> str:
+    return (tag or "").strip().replace("_", "-").split("-")[0].lower()
 
 
 def _closeness(pair: _Similarity) -> tuple[float, float]:
