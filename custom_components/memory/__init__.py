@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
@@ -33,6 +35,7 @@ from .engine.files import DATABASE_SUFFIXES
 from .engine.integrity import marker_path
 from .export import async_remove_exports, async_rewrite_exports
 from .profile import ProfileKeeper
+from .reanalysis import async_reanalyse
 from .recall import memory_api
 from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
 from .runtime import MemoryConfigEntry, MemoryData
@@ -70,6 +73,9 @@ async def _async_open_store(
         vector_backend=backend,
         # Home Assistant's clock, which also dates `expires_in` in the actions.
         clock=lambda: dt_util.utcnow().timestamp(),
+        # Memories and queries without a language of their own are analysed
+        # in Home Assistant's.
+        language=hass.config.language,
     )
     try:
         await store.open(defer_index=True)
@@ -95,10 +101,15 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     """Open the database, then start the sensors."""
     store = await _async_open_store(hass, entry)
     coordinator = MemoryStatsCoordinator(hass, entry, store)
+    background: list[asyncio.Task[int]] = []
 
     async def _close() -> None:
-        # A statistics refresh still in flight must finish before its
-        # connection closes under it.
+        # Re-analysis stops between batches; a statistics refresh still in
+        # flight must finish before its connection closes under it.
+        for task in background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await coordinator.async_shutdown()
         await store.close()
 
@@ -160,6 +171,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     # Not before: it holds writes (start-up's expiry, the first refresh)
     # while it reads every vector; searches use keywords meanwhile.
     _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
+    # Rows stored under older analysers get their search terms redone.
+    background.append(
+        entry.async_create_background_task(
+            hass, async_reanalyse(store), "memory search terms"
+        )
+    )
     if embedding is not None:
         embedding.start_worker()
     entry.async_on_unload(digestion.async_stop)

@@ -173,6 +173,8 @@ class SearchTool(MemoryTool):
             vector=await async_query_vector(
                 entry.runtime_data.embedding, args["query"]
             ),
+            # The words are analysed in the language of the conversation.
+            language=llm_context.language,
         )
         hits = await entry.runtime_data.store.search(query)
         return {
@@ -255,6 +257,7 @@ class AddTool(MemoryTool):
                 type=MemoryType(args["type"]),
                 scope=scope,
                 expires_at=expires_at,
+                language=llm_context.language,
                 source=Source(
                     origin=Origin.TOOL,
                     conversation_id=conversation_id,

@@ -156,6 +156,8 @@ async def _async_recall(
             min_score=float(
                 entry.options.get(CONF_RECALL_MIN_SCORE, DEFAULT_RECALL_MIN_SCORE)
             ),
+            # Analysed in the language of the turn (Assist passes it).
+            language=llm_context.language,
         )
         # The query embedding hook: None (keyword-only) without an embedding
         # provider, or while it is down, slow or rebuilding.

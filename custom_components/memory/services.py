@@ -34,6 +34,7 @@ from .const import (
     ATTR_EXPIRES_IN,
     ATTR_ID,
     ATTR_IDS,
+    ATTR_LANGUAGE,
     ATTR_LIMIT,
     ATTR_MIN_SCORE,
     ATTR_PERSON,
@@ -72,7 +73,7 @@ from .engine.markdown import memory_scopes
 from .errors import store_error, translated_errors
 from .export import async_export, audience
 from .runtime import MemoryConfigEntry, loaded_entry
-from .validation import DAYS, DURATION, PERSON, ROW_ID, check_ids, moment
+from .validation import DAYS, DURATION, LANGUAGE, PERSON, ROW_ID, check_ids, moment
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -106,6 +107,7 @@ _SEARCH_FIELDS: dict[probatio.Marker, Any] = {
         probatio.Coerce(float), probatio.Range(min=0, max=1)
     ),
     probatio.Optional(ATTR_SOURCE, default=SOURCE_MEMORIES): probatio.In(SOURCES),
+    probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
 }
 
 ADD_SCHEMA = probatio.Schema(
@@ -118,6 +120,7 @@ ADD_SCHEMA = probatio.Schema(
         probatio.Optional(ATTR_PERSON): PERSON,
         probatio.Exclusive(ATTR_EXPIRES_AT, "expires"): moment,
         probatio.Exclusive(ATTR_EXPIRES_IN, "expires"): DURATION,
+        probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
     }
 )
 SEARCH_SCHEMA = probatio.Schema(_SEARCH_FIELDS)
@@ -206,6 +209,7 @@ def _search_query(
         min_score=data.get(
             ATTR_MIN_SCORE, options.get(CONF_MIN_SCORE, DEFAULT_MIN_SCORE)
         ),
+        language=data.get(ATTR_LANGUAGE),
     )
 
 
@@ -223,6 +227,7 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
         scope=_person_scope(caller, data.get(ATTR_PERSON)),
         tags=tuple(data[ATTR_TAGS]),
         expires_at=expires_at,
+        language=data.get(ATTR_LANGUAGE),
         source=Source(origin=Origin.ACTION, user_id=call.context.user_id),
     )
     result = await entry.runtime_data.store.add(memory)
@@ -237,6 +242,7 @@ def _message_query(query: SearchQuery) -> MessageQuery:
         since=query.since,
         limit=query.limit,
         min_score=query.min_score,
+        language=query.language,
     )
 
 

@@ -71,6 +71,15 @@ DURATION: Final = probatio.All(
 DAYS: Final = probatio.All(
     probatio.Coerce(float), probatio.Range(min=0, min_included=False, max=MAX_DAYS)
 )
+# A language tag such as "de" or "pt-BR" (what Home Assistant's language
+# settings hold).
+LANGUAGE: Final = probatio.All(
+    cv.string,
+    probatio.Match(
+        r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}$",
+        msg="expected a language tag such as de or pt-BR",
+    ),
+)
 # An id as the schema takes it; `check_ids` refuses those beyond SQLite's range.
 ROW_ID: Final = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
 

@@ -512,6 +512,7 @@ async def test_close_lets_a_write_in_flight_finish(open_store: StoreFactory) -> 
     await closing
 
     reopened = await open_store()
+    await reopened.reanalyse()  # written by raw SQL, without search terms
     hits = await reopened.search(SearchQuery(text="late write"))
     assert [hit.item.content for hit in hits] == ["Late write"]
 

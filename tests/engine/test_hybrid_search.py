@@ -29,7 +29,6 @@ from custom_components.memory.engine import (
     VectorDimensionError,
     semantic as semantic_module,
 )
-from custom_components.memory.engine.text import fts_match_expression
 from custom_components.memory.engine.vectors import as_unit_vector
 
 from .conftest import (
@@ -482,14 +481,20 @@ async def test_concurrent_mixed_writes(store: MemoryStore) -> None:
 
 # -- fast paths give the full ranking's results -------------------------------------
 
-_REFERENCE_BM25 = "bm25(memories_fts, 1.0, 0.5)"
+_REFERENCE_BM25 = "bm25(memories_fts)"
+
+
+async def _expression(store: MemoryStore, text: str) -> str:
+    """Return the MATCH expression the store makes of `text`."""
+    keywords = await store._keyword_query(store.reader, text, None)
+    assert keywords is not None
+    return keywords.expression
 
 
 def _reference_keyword(
-    path: Path, text: str, scopes: tuple[str, ...], limit: int = 50
+    path: Path, expression: str, scopes: tuple[str, ...], limit: int = 50
 ) -> list[tuple[int, float]]:
     """bm25 of every match joined and filtered, as search ranked before."""
-    expression = fts_match_expression(text)
     with closing(sqlite3.connect(path)) as conn:
         marks = ",".join("?" * len(scopes))
         sql = f"SELECT m.id, {_REFERENCE_BM25} AS rank FROM memories_fts "  # noqa: S608
@@ -527,10 +532,14 @@ async def test_keyword_pool_equals_full_ranking(
 ) -> None:
     """FTS5's own top matches, filtered, equal ranking every match (both paths)."""
     store, anna = await _apple_store(store_factory)
+    apple = await _expression(store, "apple")
     for scopes in ((HOUSEHOLD,), (HOUSEHOLD, "person.anna"), ("person.anna",)):
-        where, params = store._filters(SearchQuery(text="apple", scopes=scopes))
-        hits, cosines = await store._keyword(store.reader, "apple", (where, params), 10)
-        reference = _reference_keyword(db_path, "apple", scopes)
+        query = SearchQuery(text="apple", scopes=scopes)
+        where, params = store._filters(query)
+        hits, cosines, _keywords = await store._keyword(
+            store.reader, query, (where, params)
+        )
+        reference = _reference_keyword(db_path, apple, scopes)
         assert [hit[0] for hit in hits] == [item_id for item_id, _ in reference]
         assert [hit[1] for hit in hits] == pytest.approx(
             [bm25 for _, bm25 in reference]
@@ -541,7 +550,7 @@ async def test_keyword_pool_equals_full_ranking(
     assert set(anna).isdisjoint(
         item_id
         for item_id, _ in _reference_keyword(
-            db_path, "apple", (HOUSEHOLD, "person.anna"), 200
+            db_path, apple, (HOUSEHOLD, "person.anna"), 200
         )
     )
     found = await store.search(
@@ -556,17 +565,22 @@ async def test_pool_bm25_equals_full_ranking(
     """bm25 of the semantic pool alone equals its value in the full ranking."""
     store, anna = await _apple_store(store_factory)
     extra = await store.add(memory("pear without the fruit word"))
-    reference = dict(_reference_keyword(db_path, "apple note", (HOUSEHOLD,), 1000))
+    keywords = await store._keyword_query(store.reader, "apple note", None)
+    assert keywords is not None
+    reference = dict(
+        _reference_keyword(db_path, keywords.expression, (HOUSEHOLD,), 1000)
+    )
     some = sorted(reference)[::37]
-    hits = await store._keyword_of(store.reader, "apple note", [*some, extra.item.id])
+    hits = await store._keyword_of(store.reader, keywords, [*some, extra.item.id])
     assert [hit[0] for hit in hits] == sorted(some, key=lambda i: (reference[i], i))
     assert [hit[1] for hit in hits] == [
         pytest.approx(reference[i])
         for i in sorted(some, key=lambda i: (reference[i], i))
     ]
     assert all(hit[2] == 1.0 for hit in hits)  # both words in each
-    assert await store._keyword_of(store.reader, "?!", some) == []
-    assert await store._keyword_of(store.reader, "apple note", []) == []
+    assert await store._keyword_query(store.reader, "?!", None) is None
+    assert await store._keyword_of(store.reader, None, some) == []
+    assert await store._keyword_of(store.reader, keywords, []) == []
     assert anna  # person-scoped ones exist but were not asked for
 
 
@@ -578,8 +592,8 @@ async def test_keyword_hits_carry_their_exact_cosine(store: MemoryStore) -> None
     )
     query = vector(99)
     where, params = store._filters(SearchQuery(text="boiler"))
-    hits, cosines = await store._keyword(
-        store.reader, "boiler", (where, params), 10, as_unit_vector(query)
+    hits, cosines, _keywords = await store._keyword(
+        store.reader, SearchQuery(text="boiler"), (where, params), as_unit_vector(query)
     )
     assert len(hits) == 8
     expected = {

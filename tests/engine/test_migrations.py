@@ -132,6 +132,18 @@ async def test_migrate_from(
             assert item.status is MemoryStatus(status)
             assert item.source.origin is Origin.TOOL
             assert item.source.user_id == "user-1"
+            assert item.language == ""
+        # Keyword search finds the old rows once they are re-analysed (in
+        # Home Assistant, in the background after set-up), in batches.
+        assert await store.search(SearchQuery(text="spare key")) == []
+        assert await store.pending_analysis() == 3
+        assert await store.reanalyse(limit=2) == 2
+        assert await store.reanalyse() == 1
+        assert await store.reanalyse() == 0
+        assert await store.pending_analysis() == 0
+        assert {
+            item.language for item in (await store.get_many([1, 2, 3])).values()
+        } == {"en"}
         # Searchable by keyword, by tag and by vector.
         hits = await store.search(SearchQuery(text="spare key"))
         assert [hit.item.id for hit in hits] == [1]
@@ -186,6 +198,8 @@ async def test_current_version_is_not_migrated(
     with caplog.at_level(logging.INFO):
         store = await open_store()
     assert not _migration_logged(caplog)
+    # Rows written without terms (as raw SQL does) are analysed on request.
+    assert await store.reanalyse() == 3
     assert [hit.item.id for hit in await store.search(SearchQuery(text="tea"))] == [2]
 
 

@@ -95,8 +95,8 @@ class NewMessage:
     agent_id: str | None = None
     user_id: str | None = None
     device_id: str | None = None
-    # The language the turn was spoken in (Assist's, e.g. "de-DE"); '' when
-    # not known: the store's default language is used for its analysis.
+    # The language the turn was spoken in (Assist's, e.g. "de-DE", stored as
+    # "de"); '' when not known: the store's default is used to analyse it.
     language: str = ""
 
 
@@ -177,6 +177,8 @@ class MessageQuery:
     since: datetime | None = None
     limit: int = 10
     min_score: float = 0.0
+    # The query's language (a tag such as "de-DE"); None: the store's.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

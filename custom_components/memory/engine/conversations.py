@@ -25,6 +25,7 @@ from typing import Any
 
 import aiosqlite
 
+from .analysis import ANALYSIS_VERSION, index_terms
 from .conversation_models import (
     CONVERSATION_COLUMNS,
     CONVERSATION_REST,
@@ -41,6 +42,7 @@ from .conversation_models import (
     row_to_message,
 )
 from .errors import InvalidInputError
+from .languages import language_code
 from .memory_rows import validate_scope
 from .message_search import MessageSearch
 from .models import to_timestamp
@@ -118,7 +120,8 @@ class ConversationLog:
         await conn.executemany(
             "INSERT INTO conversation_messages (conversation, role, content, data, "
             "tool_name, tool_call_id, scope, agent_id, user_id, device_id, "
-            "created_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, language, terms, analysed) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     key,
@@ -132,9 +135,12 @@ class ConversationLog:
                     message.user_id,
                     message.device_id,
                     created,
-                    message.language[:35],
+                    language,
+                    index_terms(cut(message.content), language or self._store.language),
+                    ANALYSIS_VERSION,
                 )
                 for message, created in zip(messages, times, strict=True)
+                for language in (language_code(message.language, default=""),)
             ],
         )
         return key

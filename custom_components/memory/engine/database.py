@@ -32,6 +32,7 @@ from .errors import (
 )
 from .files import make_private
 from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
+from .languages import DEFAULT_LANGUAGE, language_code
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .transactions import immediate_transaction
 from .vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC, VectorIndex
@@ -101,14 +102,18 @@ class Database:
         model: str | None = None,
         vector_backend: BackendChoice = "auto",
         clock: Callable[[], float] = time.time,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         """Nothing touches the disk until `open`.
 
         `model` names the embedding model whose vectors searches use; vectors
         of other models may be stored but are never mixed into a search.
+        `language` (Home Assistant's) is the one memories, messages and
+        queries that come without their own are analysed in.
         """
         self.path = Path(path)
         self._model = model
+        self.language = language_code(language)
         self._backend_choice = vector_backend
         self._clock = clock
         self._writer: aiosqlite.Connection | None = None

@@ -8,17 +8,20 @@ copy of the text in the database files.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 import hashlib
 
 import aiosqlite
 import numpy.typing as npt
 
+from .analysis import ANALYSIS_VERSION
 from .errors import InvalidInputError, UnknownMemoryError
 from .memory_rows import (
     ITEM_COLUMNS,
     check_ids,
     insert_many,
     insert_memory,
+    memory_terms,
     row_to_item,
     validate_memory,
 )
@@ -51,7 +54,11 @@ class MemoryTable(MemoryVectors):
         `vectors` (of the store's model) are stored for newly created items.
         """
         writer, _reader = self._require()
-        prepared = [(memory, *validate_memory(memory)) for memory in memories]
+        prepared = [
+            (replace(memory, language=memory.language or self.language), *checked)
+            for memory in memories
+            for checked in (validate_memory(memory),)
+        ]
         if vectors is not None and len(vectors) != len(memories):
             raise InvalidInputError("one vector per memory is needed")
         units: list[Vector | None] = [
@@ -228,6 +235,9 @@ class MemoryTable(MemoryVectors):
                         f"memory {item.id} is not active in the new memory's scope",
                         id=str(item.id),
                     )
+            # A correction without a language of its own keeps the old one's.
+            language = new.language or current[old_id].language or self.language
+            new = replace(new, language=language)
             async with immediate_transaction(writer):
                 new_id, _created = await insert_memory(writer, new, content, tags, now)
                 replaced = [item_id for item_id in olds if item_id != new_id]
@@ -291,8 +301,18 @@ class MemoryTable(MemoryVectors):
                 await writer.execute(
                     "UPDATE memories SET content = ?, content_key = ?, "
                     "confidence = coalesce(?, confidence), "
-                    "topic = coalesce(?, topic), updated_at = ? WHERE id = ?",
-                    (text, key, confidence, topic, now, item_id),
+                    "topic = coalesce(?, topic), updated_at = ?, terms = ?, "
+                    "analysed = ? WHERE id = ?",
+                    (
+                        text,
+                        key,
+                        confidence,
+                        topic,
+                        now,
+                        memory_terms(text, item.tags, item.language or self.language),
+                        ANALYSIS_VERSION,
+                        item_id,
+                    ),
                 )
                 if reworded:
                     await writer.execute(

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import aiosqlite
 
+from .analysis import ANALYSIS_VERSION, index_terms
 from .errors import (
     ContentTooLongError,
     EmptyContentError,
@@ -22,6 +23,7 @@ from .errors import (
     TooManyTagsError,
     UnknownMemoryError,
 )
+from .languages import language_code
 from .models import (
     MAX_CONTENT_CHARS,
     MAX_SCOPE_CHARS,
@@ -44,7 +46,8 @@ ITEM_COLUMNS: Final = (
     "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
     "m.valid_from, m.valid_to, m.expires_at, m.created_at, m.updated_at, "
     "m.last_recalled_at, m.recall_count, m.origin, m.conversation_id, "
-    "m.agent_id, m.device_id, m.user_id, m.topic, m.confidence, m.message_id"
+    "m.agent_id, m.device_id, m.user_id, m.topic, m.confidence, m.message_id, "
+    "m.language"
 )
 
 # An expired twin no longer counts: archive it (as expire_due would) so it
@@ -72,8 +75,11 @@ _INSERT_COLUMNS: Final = (
     "topic",
     "confidence",
     "message_id",
+    "language",
+    "terms",
+    "analysed",
 )
-# Rows per multi-row INSERT: 500 x 17 values stays far below SQLite's
+# Rows per multi-row INSERT: 500 x 20 values stays far below SQLite's
 # 32,766 bound parameters.
 _INSERT_CHUNK: Final = 500
 
@@ -81,8 +87,12 @@ _INSERT_CHUNK: Final = 500
 def insert_row(
     memory: NewMemory, content: str, tags: tuple[str, ...], key: str, now: float
 ) -> tuple[Any, ...]:
-    """Values of `_INSERT_COLUMNS` for a validated memory."""
+    """Values of `_INSERT_COLUMNS` for a validated memory.
+
+    Its language must be set (`MemoryTable` puts the store's default in).
+    """
     source = memory.source
+    language = language_code(memory.language)
     return (
         memory.scope,
         str(memory.type),
@@ -101,6 +111,19 @@ def insert_row(
         memory.topic,
         memory.confidence,
         memory.message_id,
+        language,
+        memory_terms(content, tags, language),
+        ANALYSIS_VERSION,
+    )
+
+
+def memory_terms(content: str, tags: Iterable[str], language: str) -> str:
+    """Return the searchable terms of a memory: its text's and its tags' words."""
+    words = " ".join(tag.replace("_", " ") for tag in tags)
+    return " ".join(
+        part
+        for part in (index_terms(content, language), index_terms(words, language))
+        if part
     )
 
 
@@ -135,6 +158,7 @@ def row_to_item(row: sqlite3.Row) -> MemoryItem:
         topic=row["topic"],
         confidence=row["confidence"],
         message_id=row["message_id"],
+        language=row["language"],
     )
 
 

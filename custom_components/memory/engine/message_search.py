@@ -26,17 +26,19 @@ from .conversation_models import (
 )
 from .errors import StoreError
 from .fusion import fuse
+from .keywords import KeywordQuery, RowCounter, keyword_query
+from .languages import language_code
 from .memory_rows import validate_limit
 from .models import to_timestamp
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
 from .sql import placeholders
 from .store import MemoryStore
-from .text import fts_match_expression, query_terms, term_coverage
 from .vectors import NumpyIndex, as_unit_vector
 
 # Candidates the keyword search ranks before the minimum score and limit.
 KEYWORD_POOL: Final = 50
-# FTS5 column weights: content, data (tool calls and results).
+# FTS5 column weights: terms (the analysed content), data (tool calls and
+# results, plain words).
 BM25_WEIGHTS: Final = (1.0, 0.3)
 _LOAD_BATCH: Final = 4096
 
@@ -53,6 +55,7 @@ class MessageSearch:
         self._dim = 0
         self._indexed = 0
         self._index_lock = asyncio.Lock()
+        self._rows = RowCounter("conversation_messages")
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.
@@ -80,7 +83,10 @@ class MessageSearch:
         # overlaps the FTS5 query, as the memory search does.
         semantic_task = asyncio.create_task(self._semantic(query, filters))
         try:
-            keyword = await self._keyword(text, filters, max(KEYWORD_POOL, query.limit))
+            keywords = await self._keyword_query(text, query.language)
+            keyword = await self._keyword(
+                keywords, filters, max(KEYWORD_POOL, query.limit)
+            )
         except BaseException:
             semantic_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, StoreError):
@@ -91,7 +97,9 @@ class MessageSearch:
         outside = [item_id for item_id, _ in semantic if item_id not in have]
         if outside and len(keyword) >= max(KEYWORD_POOL, query.limit):
             # The keyword pool was full: semantic hits beyond it may match too.
-            keyword += await self._keyword(text, filters, len(outside), only=outside)
+            keyword += await self._keyword(
+                keywords, filters, len(outside), only=outside
+            )
         similarity = await self._similarity(query, semantic, [h[0] for h in keyword])
         fused = fuse(keyword, semantic, similarity)
         ranked = [entry for entry in fused if entry.score >= query.min_score][
@@ -119,35 +127,44 @@ class MessageSearch:
             rows = await cursor.fetchall()
         return [MessageHit(message=row_to_message(row), score=1.0) for row in rows]
 
+    async def _keyword_query(
+        self, text: str, language: str | None
+    ) -> KeywordQuery | None:
+        """Analyse `text` and weigh its terms against the messages' index."""
+        reader = self._store.reader
+        default = self._store.language
+        return await keyword_query(
+            reader,
+            text,
+            [language_code(language, default), default],
+            vocab="conversation_messages_fts_vocab",
+            total=await self._rows.count(reader),
+        )
+
     async def _keyword(
         self,
-        text: str,
+        keywords: KeywordQuery | None,
         filters: tuple[str, list[Any]],
         limit: int,
         only: Sequence[int] = (),
     ) -> list[tuple[int, float, float]]:
         """FTS5 hits `(id, bm25, coverage)`, best first; `only` restricts ids."""
-        expression = fts_match_expression(text)
-        if expression is None:
-            return []  # no words (only punctuation): nothing to match
+        if keywords is None:
+            return []  # no term that any message holds
         where, params = filters
         weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
         restrict = f" AND m.id IN ({placeholders(len(only))})" if only else ""
         async with self._store.reader.execute(
-            "SELECT m.id, m.content, m.data, "  # noqa: S608
+            "SELECT m.id, m.terms, m.data, "  # noqa: S608
             f"bm25(conversation_messages_fts, {weights}) AS rank "
             "FROM conversation_messages_fts JOIN conversation_messages m "
             "ON m.id = conversation_messages_fts.rowid "
             f"WHERE conversation_messages_fts MATCH ? AND {where}{restrict} "
             "ORDER BY rank LIMIT ?",
-            [expression, *params, *only, limit],
+            [keywords.expression, *params, *only, limit],
         ) as cursor:
             rows = await cursor.fetchall()
-        terms = query_terms(text)
-        return [
-            (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
-            for row in rows
-        ]
+        return [(int(row[0]), float(row[3]), keywords.coverage(row[1])) for row in rows]
 
     async def _vector_index(self) -> tuple[str, int, NumpyIndex] | None:
         """Return the index of the store's model, caught up with the table."""

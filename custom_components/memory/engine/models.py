@@ -144,6 +144,9 @@ class MemoryItem:
     topic: str = ""
     confidence: float | None = None
     message_id: int | None = None
+    # Primary language subtag ("de"); '' when not known (stored before
+    # languages were recorded).
+    language: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Serialise every field for `memory.get`."""
@@ -166,6 +169,7 @@ class MemoryItem:
             "topic": self.topic,
             "confidence": self.confidence,
             "message_id": self.message_id,
+            "language": self.language,
         }
 
 
@@ -195,6 +199,10 @@ class SearchQuery:
     # An answer rarely repeats its question's words; with this it is found
     # through them. Off by default: a neighbour may not contain the words.
     context: bool = False
+    # The language the query is spoken in (a tag such as "de-DE"); None: the
+    # store's default. Its words are analysed like memories of that language
+    # (and of the default language too, for a household that mixes them).
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

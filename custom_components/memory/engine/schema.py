@@ -332,34 +332,36 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "DROP TRIGGER memories_fts_delete",
         "DROP TRIGGER memories_fts_update",
         "DROP TABLE memories_fts",
+        # One column: the terms of the text and of its tags (tags are
+        # analysed like words, so "allergies" finds the tag "allergy").
         """
         CREATE VIRTUAL TABLE memories_fts USING fts5(
-            terms, tags,
+            terms,
             content = 'memories', content_rowid = 'id',
             tokenize = 'unicode61 remove_diacritics 2'
         )
         """,
         """
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO memories_fts (rowid, terms, tags)
-                VALUES (new.id, new.terms, new.tags);
+            INSERT INTO memories_fts (rowid, terms) VALUES (new.id, new.terms);
         END
         """,
         """
         CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, terms, tags)
-                VALUES ('delete', old.id, old.terms, old.tags);
+            INSERT INTO memories_fts (memories_fts, rowid, terms)
+                VALUES ('delete', old.id, old.terms);
         END
         """,
         """
-        CREATE TRIGGER memories_fts_update AFTER UPDATE OF terms, tags
-            ON memories BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, terms, tags)
-                VALUES ('delete', old.id, old.terms, old.tags);
-            INSERT INTO memories_fts (rowid, terms, tags)
-                VALUES (new.id, new.terms, new.tags);
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF terms ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, terms)
+                VALUES ('delete', old.id, old.terms);
+            INSERT INTO memories_fts (rowid, terms) VALUES (new.id, new.terms);
         END
         """,
+        # Every row is in the index from the start, with no terms until it is
+        # re-analysed: the update trigger's 'delete' must find what it removes.
+        "INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')",
         # The index's own term list: how many rows hold a term (common terms
         # stop driving the match) and which compound parts exist at all.
         "CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row')",
@@ -408,6 +410,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             INSERT INTO conversation_messages_fts (rowid, terms, data)
                 VALUES (new.id, new.terms, new.data);
         END
+        """,
+        """
+        INSERT INTO conversation_messages_fts (conversation_messages_fts)
+            VALUES ('rebuild')
         """,
         """
         CREATE VIRTUAL TABLE conversation_messages_fts_vocab

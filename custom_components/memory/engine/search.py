@@ -19,12 +19,13 @@ import numpy as np
 
 from .errors import StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
+from .keywords import KeywordQuery, RowCounter, keyword_query
+from .languages import language_code
 from .memories import MemoryTable
 from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
 from .models import SearchHit, SearchQuery, Vector, to_timestamp
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
 from .sql import IDS, placeholders, rows_in
-from .text import fts_match_expression, query_terms, term_coverage
 from .vectors import as_unit_vector
 
 # A search's candidates so far: keyword hits (id, bm25, coverage), the
@@ -42,13 +43,17 @@ KEYWORD_POOL: Final = 50
 # pool to be joined with `memories` and filtered (bench/engine.py: a third
 # of the keyword query's time at 100k memories).
 KEYWORD_OVERFETCH: Final = 4
-# FTS5 column weights: content, tags.
-BM25_WEIGHTS: Final = (1.0, 0.5)
-_BM25: Final = f"bm25(memories_fts, {', '.join(map(str, BM25_WEIGHTS))})"
+_BM25: Final = "bm25(memories_fts)"
 
 
 class MemorySearch(MemoryTable):
     """The memories, found by keywords and meaning."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As `MemoryDatabase`; the count of memories is kept per store."""
+        super().__init__(*args, **kwargs)
+        # How many memories the index holds, for the terms' weights.
+        self._memory_rows = RowCounter("memories")
 
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any]]:
         clauses: list[str] = []
@@ -94,8 +99,8 @@ class MemorySearch(MemoryTable):
         # connection (vec0): started first, it overlaps the FTS5 query.
         semantic_task = asyncio.create_task(self._semantic(query, unit, where, params))
         try:
-            keyword, cosines = await self._keyword(
-                reader, text, (where, params), query.limit, unit
+            keyword, cosines, keywords = await self._keyword(
+                reader, query, (where, params), unit
             )
         except BaseException:
             semantic_task.cancel()
@@ -111,11 +116,15 @@ class MemorySearch(MemoryTable):
             if semantic
             else {}
         )
-        keyword = await self._complete_keyword(reader, query, keyword, pooled)
+        keyword = await self._complete_keyword(reader, query, keywords, keyword, pooled)
         fused = fuse(keyword, semantic, similarity)
         if query.context and fused:
             fused = await self._neighbouring_context(
-                reader, query, (where, params), (keyword, semantic, similarity), fused
+                reader,
+                (query, keywords),
+                (where, params),
+                (keyword, semantic, similarity),
+                fused,
             )
         ranked = [entry for entry in fused if entry.score >= query.min_score][
             : query.limit
@@ -154,28 +163,40 @@ class MemorySearch(MemoryTable):
             )
         return unit
 
+    async def _keyword_query(
+        self, conn: aiosqlite.Connection, text: str, language: str | None
+    ) -> KeywordQuery | None:
+        """Analyse `text` and weigh its terms against the memories' index."""
+        languages = [language_code(language, self.language), self.language]
+        return await keyword_query(
+            conn,
+            text,
+            languages,
+            vocab="memories_fts_vocab",
+            total=await self._memory_rows.count(conn),
+        )
+
     async def _keyword(
         self,
         conn: aiosqlite.Connection,
-        text: str,
+        query: SearchQuery,
         filters: tuple[str, list[Any]],
-        limit: int,
         unit: Vector | None = None,
-    ) -> tuple[list[tuple[int, float, float]], dict[int, float]]:
-        """FTS5 hits `(id, bm25, coverage)` best first, and their cosines.
+    ) -> tuple[list[tuple[int, float, float]], dict[int, float], KeywordQuery | None]:
+        """FTS5 hits `(id, bm25, coverage)` best first, their cosines, the query.
 
         FTS5 ranks its matches on its own first (a bounded sort, without
         touching `memories`), and only the best KEYWORD_OVERFETCH times the
-        pool are joined and filtered: far cheaper than joining every match
-        when a common word matches a third of the memories. Only when the
-        filters leave too few of those is every match joined. With `unit`,
-        each hit's stored vector comes along and its cosine is returned.
+        pool are joined and filtered: far cheaper than joining every match.
+        Only when the filters leave too few of those is every match joined.
+        With `unit`, each hit's stored vector comes along and its cosine is
+        returned.
         """
-        expression = fts_match_expression(text)
-        if expression is None:
-            return [], {}
+        keywords = await self._keyword_query(conn, query.text.strip(), query.language)
+        if keywords is None:
+            return [], {}, None
         where, params = filters
-        pool = max(KEYWORD_POOL, limit)
+        pool = max(KEYWORD_POOL, query.limit)
         vector = "NULL"
         join = ""
         args: list[Any] = []
@@ -187,39 +208,39 @@ class MemorySearch(MemoryTable):
             f"WITH f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
             "FROM memories_fts WHERE memories_fts MATCH ? "
             "ORDER BY rank, rowid LIMIT ?) "
-            f"SELECT m.id, m.content, m.tags, f.rank, {vector}, "
+            f"SELECT m.id, m.terms, f.rank, {vector}, "
             "(SELECT count(*) FROM f) FROM f CROSS JOIN memories m ON m.id = f.id "
             f"{join}WHERE {where} ORDER BY f.rank, m.id LIMIT ?"
         )
         wanted = pool * KEYWORD_OVERFETCH
+        expression = keywords.expression
         rows = list(
             await conn.execute_fetchall(sql, [expression, wanted, *args, *params, pool])
         )
-        if len(rows) < pool and (not rows or rows[0][5] >= wanted):
+        if len(rows) < pool and (not rows or rows[0][4] >= wanted):
             # The filters kept too few of the best matches: rank them all.
             rows = list(
                 await conn.execute_fetchall(sql, [expression, -1, *args, *params, pool])
             )
-        terms = query_terms(text)
-        hits = [
-            (int(row[0]), float(row[3]), term_coverage(terms, f"{row[1]} {row[2]}"))
-            for row in rows
-        ]
+        hits = [(int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows]
         cosines: dict[int, float] = {}
         if unit is not None:
-            stored = [row for row in rows if row[4] is not None]
+            stored = [row for row in rows if row[3] is not None]
             if stored:
                 matrix = np.frombuffer(
-                    b"".join(row[4] for row in stored), dtype=np.float32
+                    b"".join(row[3] for row in stored), dtype=np.float32
                 ).reshape(len(stored), -1)
                 cosines = {
                     int(row[0]): float(score)
                     for row, score in zip(stored, matrix @ unit, strict=True)
                 }
-        return hits, cosines
+        return hits, cosines, keywords
 
     async def _keyword_of(
-        self, conn: aiosqlite.Connection, text: str, ids: Sequence[int]
+        self,
+        conn: aiosqlite.Connection,
+        keywords: KeywordQuery | None,
+        ids: Sequence[int],
     ) -> list[tuple[int, float, float]]:
         """FTS5 hits among `ids` (which passed the filters already).
 
@@ -227,24 +248,18 @@ class MemorySearch(MemoryTable):
         (`CROSS JOIN`, `+rowid`) so that its statistics are gathered once,
         not once per id.
         """
-        expression = fts_match_expression(text)
-        if expression is None or not ids:
+        if keywords is None or not ids:
             return []
-        hits: list[tuple[int, float, float]] = []
-        terms = query_terms(text)
         rows = await rows_in(
             conn,
-            f"SELECT memories_fts.rowid, {_BM25}, m.content, m.tags "
+            f"SELECT memories_fts.rowid, {_BM25}, m.terms "
             "FROM memories_fts CROSS JOIN memories m "
             "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? "
             f"AND +memories_fts.rowid IN ({IDS})",
             ids,
-            before=[expression],
+            before=[keywords.expression],
         )
-        hits.extend(
-            (int(row[0]), float(row[1]), term_coverage(terms, f"{row[2]} {row[3]}"))
-            for row in rows
-        )
+        hits = [(int(row[0]), float(row[1]), keywords.coverage(row[2])) for row in rows]
         hits.sort(key=lambda hit: (hit[1], hit[0]))
         return hits
 
@@ -252,6 +267,7 @@ class MemorySearch(MemoryTable):
         self,
         conn: aiosqlite.Connection,
         query: SearchQuery,
+        keywords: KeywordQuery | None,
         keyword: list[tuple[int, float, float]],
         ids: Iterable[int],
     ) -> list[tuple[int, float, float]]:
@@ -264,7 +280,7 @@ class MemorySearch(MemoryTable):
         missing = sorted({item_id for item_id in ids if item_id not in have})
         if not missing or len(keyword) < max(KEYWORD_POOL, query.limit):
             return keyword
-        return keyword + await self._keyword_of(conn, query.text.strip(), missing)
+        return keyword + await self._keyword_of(conn, keywords, missing)
 
     async def _similarity(
         self,
@@ -290,7 +306,7 @@ class MemorySearch(MemoryTable):
     async def _complete_candidates(
         self,
         conn: aiosqlite.Connection,
-        query: SearchQuery,
+        queries: tuple[SearchQuery, KeywordQuery | None],
         signals: _Candidates,
         ids: Sequence[int],
     ) -> tuple[list[tuple[int, float, float]], dict[int, float]]:
@@ -300,15 +316,16 @@ class MemorySearch(MemoryTable):
         outside the keyword pool get their bm25 if the pool was full (if it
         was not, every match is in it already).
         """
+        query, keywords = queries
         keyword, semantic, similarity = signals
-        keyword = await self._complete_keyword(conn, query, keyword, ids)
+        keyword = await self._complete_keyword(conn, query, keywords, keyword, ids)
         similarity = similarity | await self._similarity(conn, query, semantic, ids)
         return keyword, similarity
 
     async def _neighbouring_context(
         self,
         conn: aiosqlite.Connection,
-        query: SearchQuery,
+        queries: tuple[SearchQuery, KeywordQuery | None],
         filters: tuple[str, list[Any]],
         signals: _Candidates,
         fused: list[Ranked],
@@ -344,7 +361,7 @@ class MemorySearch(MemoryTable):
         new = sorted(set(neighbours) - known)
         if new:
             keyword, similarity = await self._complete_candidates(
-                conn, query, (keyword, semantic, similarity), new
+                conn, queries, (keyword, semantic, similarity), new
             )
             fused = fuse(keyword, semantic, similarity)
         return add_context(fused, neighbours)
