@@ -8,10 +8,6 @@ structure asked for: a malformed answer is a failure like any other.
 
 The AI Task runs in a chat log of its own; `in_ai_task_call` tells capture
 that the conversation being announced is ours, not the household's.
-
-What it is asked to write is written in a language the caller names
-(`written_language`): a conversation's, a scope's memories', else Home
-Assistant's.
 """
 
 from __future__ import annotations
@@ -46,39 +42,6 @@ AI_TASK_DOMAIN: Final = "ai_task"
 WINDOW_SECONDS: Final = 3600.0
 # An AI Task that has not answered in this long has failed (seconds).
 CALL_TIMEOUT_SECONDS: Final = 180.0
-
-# LEAD: replace with `engine.languages.language_code` / `language_name` at the
-# merge (this table only stands in until that module lands).
-_LANGUAGE_NAMES: Final = {
-    "ar": "Arabic", "bg": "Bulgarian", "ca": "Catalan", "cs": "Czech",
-    "cy": "Welsh", "da": "Danish", "de": "German", "el": "Greek",
-    "en": "English", "es": "Spanish", "et": "Estonian", "eu": "Basque",
-    "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish",
-    "gl": "Galician", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian",
-    "hu": "Hungarian", "id": "Indonesian", "is": "Icelandic", "it": "Italian",
-    "ja": "Japanese", "ko": "Korean", "lb": "Luxembourgish",
-    "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nb": "Norwegian",
-    "nl": "Dutch", "nn": "Norwegian", "no": "Norwegian", "pl": "Polish",
-    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak",
-    "sl": "Slovenian", "sr": "Serbian", "sv": "Swedish", "sw": "Swahili",
-    "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
-    "vi": "Vietnamese", "zh": "Chinese",
-}  # fmt: skip
-
-
-def default_language(hass: HomeAssistant) -> str:
-    """Return Home Assistant's language as a primary subtag ("pt-BR" -> "pt")."""
-    return (hass.config.language or "en").replace("_", "-").split("-")[0].lower()
-
-
-def written_language(hass: HomeAssistant, code: str) -> str:
-    """Name the language to write in: `code` ("de"), else Home Assistant's.
-
-    An unknown code is named by its tag ("the language tagged xx").
-    """
-    primary = code.replace("_", "-").split("-")[0].lower() or default_language(hass)
-    return _LANGUAGE_NAMES.get(primary) or f'the language tagged "{primary}"'
-
 
 _IN_CALL: ContextVar[bool] = ContextVar("memory_ai_task_call", default=False)
 

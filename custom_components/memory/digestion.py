@@ -37,13 +37,7 @@ from homeassistant.util import dt as dt_util
 import probatio
 
 from .access import scope_label
-from .ai_task import (
-    AITaskClient,
-    AITaskFailed,
-    AITaskRateLimited,
-    AITaskUnavailable,
-    written_language,
-)
+from .ai_task import AITaskClient, AITaskFailed, AITaskRateLimited, AITaskUnavailable
 from .const import (
     CONF_DIGEST_IDLE_MINUTES,
     CONF_DIGEST_MIN_USER_WORDS,
@@ -84,6 +78,7 @@ from .engine.extraction import (
     speaker_parts,
     summary_memory,
 )
+from .engine.languages import language_name
 from .engine.models import Vector
 from .usage import UsageTracker
 from .worker import BackgroundWorker
@@ -413,13 +408,15 @@ class Digestion(BackgroundWorker):
             persons,
             text=text,
             vector=await async_query_vector(self._embedding, text),
+            language=language or None,
         )
         instructions = extraction_prompt(
             transcript,
             names=names,
             known=known,
             day=dt_util.as_local(conversation.started_at),
-            language=written_language(self._hass, language),
+            # Unknown: the store's default, Home Assistant's language.
+            language=language_name(language or self._store.language),
         )
         data = await self._generate(EXTRACT_TASK, instructions, EXTRACTION)
         extracted = read_extraction(

@@ -14,12 +14,13 @@ next trigger, not before `RETRY_DELAY` (or the hourly cap's end).
 
 A profile follows the language of its scope's memories: it is asked for,
 and stored, in the language most of them are written in (a memory of no
-known language counts as Home Assistant's).
+known language counts as the store's default, Home Assistant's).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Mapping, Sequence
 import contextlib
 from dataclasses import dataclass
@@ -34,13 +35,7 @@ from homeassistant.util import dt as dt_util
 import probatio
 
 from .access import scope_label
-from .ai_task import (
-    AITaskClient,
-    AITaskError,
-    AITaskRateLimited,
-    default_language,
-    written_language,
-)
+from .ai_task import AITaskClient, AITaskError, AITaskRateLimited
 from .const import LOGGER
 from .engine import (
     DATABASE_ERRORS,
@@ -52,12 +47,8 @@ from .engine import (
     Origin,
     Source,
 )
-from .engine.markdown import (
-    active_memories,
-    changed_since,
-    memory_languages,
-    memory_scopes,
-)
+from .engine.languages import language_name
+from .engine.markdown import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
 from .worker import BackgroundWorker
@@ -333,8 +324,7 @@ class ProfileKeeper(BackgroundWorker):
         if retry_at is not None and started < retry_at and not retry_now:
             return ProfileResult(scope, ProfileStatus.WAITING, current_id)
         language = notes_language(
-            await memory_languages(store, [item.id for item in notes]),
-            default_language(self._hass),
+            Counter(item.language for item in notes), store.language
         )
         try:
             text = await self._distil(scope, notes, started, language)
@@ -390,7 +380,7 @@ class ProfileKeeper(BackgroundWorker):
             label(scope),
             scope == HOUSEHOLD,
             pick_notes(notes),
-            written_language(self._hass, language),
+            language_name(language),
         )
         try:
             data = await self._ai_task.async_generate(

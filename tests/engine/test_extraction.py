@@ -305,6 +305,29 @@ async def test_known_memories(store: MemoryStore) -> None:
     assert set(many[-KNOWN_LIMIT:]) <= {item.id for item in known}
 
 
+async def test_known_memories_in_the_conversations_language(
+    store: MemoryStore,
+) -> None:
+    """What was said is analysed in the conversation's language.
+
+    A German compound ("Geburtstagsfeier") finds a German memory that is
+    no longer among the newest.
+    """
+    birthday = await remember(store, "Leo hat im Mai Geburtstag", language="de")
+    for n in range(KNOWN_LIMIT + 5):
+        await remember(store, f"Household note number {n}")
+    said = "Wir planen die Geburtstagsfeier"
+
+    async def known(language: str | None) -> set[int]:
+        found = await known_memories(
+            store, [ANNA], text=said, vector=None, language=language
+        )
+        return {item.id for item in found}
+
+    assert birthday in await known("de-DE")
+    assert birthday not in await known(None)
+
+
 def test_known_query_is_what_the_users_said() -> None:
     """The user's words find related memories, not the assistant's."""
     transcript = render_transcript([])
@@ -471,8 +494,10 @@ async def test_extracted_memories_carry_the_conversations_language(
     summary = summary_memory(extracted)
     assert summary is not None
     assert summary.language == "de"
-    plan = await Consolidator(store).plan(candidate)
-    assert Consolidator(store)._new_memory(plan.candidate).language == "de"
+    consolidator = Consolidator(store)
+    outcome = await consolidator.apply(await consolidator.plan(candidate))
+    assert (outcome.action, outcome.item.language) == (Action.ADD, "de")
+    assert (await store.add(summary)).item.language == "de"
 
 
 async def test_summary_memory(store: MemoryStore) -> None:

@@ -1478,9 +1478,11 @@ async def test_a_german_conversation_is_digested_in_german(
     await call(hass, "digest", {"conversation_id": first.conversation_id}, context=anna)
     assert GERMAN_RULE in ai_task.last.instructions
 
-    # Messages of no known language (kept before languages were): Home
-    # Assistant's language is the conversation's.
+    # Messages of no known language (kept before languages were): the
+    # store's default, Home Assistant's language, is the conversation's.
     hass.config.language = "nl"
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
     [row] = await init_integration.runtime_data.conversations.save(
         [
             (

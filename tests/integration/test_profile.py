@@ -514,10 +514,13 @@ async def test_a_profile_follows_the_language_of_its_memories(
 ) -> None:
     """Most of Anna's notes are German: hers is asked for in German.
 
-    The household's notes have no known language: Home Assistant's it is.
+    The household's note has no known language (it was kept before
+    languages were): the store's default, Home Assistant's, it is.
     """
     hass.config.language = "fr-CA"
-    await add(hass, "La poubelle sort le mardi")
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    unknown = await add(hass, "La poubelle sort le mardi")
     german = [
         await add(hass, "Anna trinkt morgens gern Tee", person=ANNA),
         await add(hass, "Anna hat am 12. Mai Geburtstag", person=ANNA),
@@ -525,6 +528,7 @@ async def test_a_profile_follows_the_language_of_its_memories(
     english = await add(hass, "Anna likes jazz", person=ANNA)
     set_language(hass, german, "de")
     set_language(hass, [english], "en")
+    set_language(hass, [unknown], "")
     answer_profiles(ai_task, "Ein Profil.")
 
     await call(hass, "profile")

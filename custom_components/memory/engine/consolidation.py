@@ -47,6 +47,7 @@ from typing import Final
 import numpy as np
 
 from .errors import InvalidInputError
+from .languages import language_code
 from .models import (
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -423,26 +424,13 @@ class Consolidator:
             return Outcome(action=Action.DUPLICATE, item=new, previous=None)
         return Outcome(action=Action.SUPERSEDE, item=new, previous=old)
 
-    async def _same_language(self, candidate: Candidate, target: MemoryItem) -> bool:
-        """Whether the candidate is in the target's language (unknown: same).
-
-        Lead: `target.language` once `MemoryItem` carries it.
-        """
-        async with self.store.reader.execute(
-            "SELECT language FROM memories WHERE id = ?", (target.id,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        stored = _primary(str(row[0]) if row is not None else "")
-        wanted = _primary(candidate.language)
-        return not stored or not wanted or stored == wanted
-
     async def _update(self, candidate: Candidate, target: MemoryItem) -> Outcome:
         """Reword digestion's own memory; anyone else's is left as it is."""
         if target.source.origin is not Origin.DIGESTION:
             return Outcome(action=Action.DUPLICATE, item=target, previous=None)
         wording = candidate.content.strip()
         longer = len(wording) > len(target.content)
-        if longer and not await self._same_language(candidate, target):
+        if longer and not _same_language(candidate, target):
             longer = False  # the memory stays in its own language
         content = wording if longer else target.content
         confidence = max(float(candidate.confidence), target.confidence or 0.0)
@@ -458,8 +446,10 @@ class Consolidator:
         return Outcome(action=Action.UPDATE, item=updated, previous=target)
 
 
-def _primary(tag: str | None) -> str:
-    return (tag or "").strip().replace("_", "-").split("-")[0].lower()
+def _same_language(candidate: Candidate, target: MemoryItem) -> bool:
+    """Whether the candidate is in the target's language (unknown: the same)."""
+    wanted = language_code(candidate.language, default="")
+    return not target.language or not wanted or target.language == wanted
 
 
 def _closeness(pair: _Similarity) -> tuple[float, float]:

@@ -45,6 +45,7 @@ from .device_commands import (
     says_something_personal,
     word_count,
 )
+from .languages import language_code
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
 from .sql import IDS, placeholders, rows_in
 from .store import MemoryStore
@@ -111,15 +112,6 @@ def _row_to_pending(row: sqlite3.Row) -> PendingConversation:
         error=row["digest_error"],
         digested_at=from_timestamp(row["digested_at"]),
     )
-
-
-def _primary_subtag(tag: str) -> str:
-    """Return a tag's primary subtag, lower case ("de-DE" -> "de"); '' if none.
-
-    Lead: `languages.language_code(tag, default="")` at the merge.
-    """
-    code = tag.strip().replace("_", "-").split("-")[0].lower()
-    return code if code.isalpha() and 2 <= len(code) <= 3 else ""
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -206,7 +198,7 @@ class DigestQueue:
             rows = await cursor.fetchall()
         counts: dict[str, tuple[int, int]] = {}
         for tag, count, last in rows:
-            if code := _primary_subtag(str(tag)):
+            if code := language_code(str(tag), default=""):
                 before, latest = counts.get(code, (0, 0))
                 counts[code] = (before + int(count), max(latest, int(last)))
         return max(counts, key=counts.__getitem__, default="")

@@ -274,9 +274,17 @@ def known_query(transcript: Transcript) -> str:
 
 
 async def known_memories(
-    store: MemoryStore, persons: Sequence[str], *, text: str, vector: Vector | None
+    store: MemoryStore,
+    persons: Sequence[str],
+    *,
+    text: str,
+    vector: Vector | None,
+    language: str | None = None,
 ) -> list[MemoryItem]:
     """Memories the conversation may touch: related ones, and the newest.
+
+    The related ones are found by what was said, analysed in the
+    conversation's `language` (None: the store's default).
 
     "I moved to Seattle" shares no word with "lives in Portland": the
     speaker's newest memories (with their topics) let the LLM link them.
@@ -291,6 +299,7 @@ async def known_memories(
             scopes=scopes,
             types=KNOWN_TYPES,
             limit=KNOWN_LIMIT,
+            language=language,
         )
     )
     newest = await store.search(

@@ -21,7 +21,7 @@ from typing import Final
 from .conversation_models import MessageRole, StoredConversation, StoredMessage
 from .conversations import ConversationLog
 from .models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
-from .sql import IDS, placeholders, rows_in
+from .sql import placeholders
 from .store import MemoryStore
 
 MEMORY_FILE: Final = "MEMORY.md"
@@ -264,22 +264,6 @@ async def changed_since(
     ) as cursor:
         row = await cursor.fetchone()
     return int(row[0]) if row is not None else 0
-
-
-async def memory_languages(store: MemoryStore, ids: Sequence[int]) -> dict[str, int]:
-    """How many of these memories are written in each language ('' unknown).
-
-    A language is a primary subtag ("de"); '' is the store's default.
-    """
-    counts: dict[str, int] = {}
-    for row in await rows_in(
-        store.reader,
-        f"SELECT language, count(*) FROM memories WHERE id IN ({IDS}) "  # noqa: S608
-        "GROUP BY language",
-        sorted(set(ids)),
-    ):
-        counts[str(row[0])] = counts.get(str(row[0]), 0) + int(row[1])
-    return counts
 
 
 async def memory_scopes(store: MemoryStore) -> list[str]:
