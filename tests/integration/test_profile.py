@@ -531,13 +531,19 @@ async def test_a_profile_follows_the_language_of_its_memories(
     set_language(hass, [unknown], "")
     answer_profiles(ai_task, "Ein Profil.")
 
-    await call(hass, "profile")
+    results = (await call(hass, "profile"))["profiles"]
 
     household_call, anna_call = ai_task.calls_named(TASK_NAME)
     assert "Write it in French, the language of the notes." in (
         household_call.instructions
     )
     assert "Write it in German, the language of the notes." in anna_call.instructions
+    # Each profile is stored in the language it was asked for.
+    stored = [await call(hass, "get", {"id": r["id"]}) for r in results]
+    assert [(p["scope"], p["language"]) for p in stored] == [
+        ("household", "fr"),
+        (ANNA, "de"),
+    ]
 
 
 def test_the_language_of_notes() -> None:
