@@ -192,7 +192,10 @@ async def converse(
     satellite_id: str | None = None,
     language: str | None = None,
 ) -> conversation.ConversationResult:
-    """One turn with the test agent, as Assist (or a satellite) runs it."""
+    """One turn with the test agent, as Assist (or a satellite) runs it.
+
+    `language` None: Home Assistant's configured one, as Assist does.
+    """
     return await conversation.async_converse(
         hass,
         text,
