@@ -232,7 +232,7 @@ class Scores:
                     "id": question.id,
                     "text": text,
                     "answers": list(question.answers),
-                    "top": list(ranked[:3]),
+                    "top": list(ranked[:5]),
                 }
             )
 
