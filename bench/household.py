@@ -19,7 +19,7 @@ written natively in each language (see docs/benchmarks/household.md):
 
 Ids are shared across languages: `m17` is the same fact in every language,
 `q07` the same question. en, de, fr, es and nl hold the full set (80
-memories, 50 questions); it, pt, pl, sv and da a subset (the first 30
+memories, 51 questions); it, pt, pl, sv and da a subset (the first 30
 memories, 20 questions), zh and ja a smaller one (20 memories, 10 questions).
 
 For each language a fresh `MemoryStore` (numpy vector index) in a temp dir
