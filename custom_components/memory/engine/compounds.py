@@ -63,7 +63,10 @@ def compound_tails(word: str, code: str) -> tuple[str, ...]:
         if tail in stops:
             continue
         for term in fold_term(stem(tail, code)):
-            if term not in own:
+            # Stemming may cut a tail to a fragment that matches unrelated
+            # words ("ining" -> "in"); a real word's stem may be short
+            # ("gevuld" -> "vul"), so three letters stay.
+            if term not in own and len(term) >= MIN_TAIL - 1:
                 own.add(term)
                 terms.append(term)
     return tuple(terms)

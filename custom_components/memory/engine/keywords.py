@@ -22,7 +22,7 @@ the closing quote of a compound head).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import math
 from typing import Final
@@ -30,12 +30,16 @@ from typing import Final
 import aiosqlite
 
 from .analysis import compound_words, query_terms_in
+from .languages import COMPOUNDING, language_code
 
 # Rows the MATCH may find before the commoner terms stop driving it (about
 # 5 ms of bm25 here, see docs/BENCHMARKS.md).
 MATCH_BUDGET: Final = 4000
 # Compound parts added to one query at most.
 MAX_PARTS: Final = 8
+# Letters a query term needs before, in a compounding language, it also
+# matches the stored words it begins.
+MIN_PREFIX_TERM: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,74 @@ async def _prefix_rows(conn: aiosqlite.Connection, vocab: str, head: str) -> int
     return int(row[0] or 0) if row else 0
 
 
+async def _as_heads(
+    conn: aiosqlite.Connection, vocab: str, terms: Sequence[str], counts: dict[str, int]
+) -> list[str]:
+    """Long query terms that also begin stored compounds, to match as prefixes.
+
+    In a compounding language a query word may be the head of a stored
+    compound ("voetbal" of "voetbaltraining"); each such term's count
+    becomes the rows of every term it begins.
+    """
+    heads = []
+    for term in terms:
+        if len(term) >= MIN_PREFIX_TERM and term.isalpha():
+            rows = await _prefix_rows(conn, vocab, term)
+            if rows > counts.get(term, 0):
+                counts[term] = rows
+                heads.append(term)
+    return heads
+
+
+async def _known_parts(
+    conn: aiosqlite.Connection,
+    vocab: str,
+    parts: Sequence[tuple[str, str]],
+    counts: dict[str, int],
+    taken: Iterable[str],
+) -> tuple[list[str], str | None]:
+    """Find a word's longest tail and longest head that the index holds.
+
+    Returns the parts found and the head among them (matched as a prefix);
+    `counts` gets the head's rows.
+    """
+    found: list[str] = []
+    tails = sorted(
+        (part for part, kind in parts if kind == "exact" and counts.get(part)),
+        key=len,
+        reverse=True,
+    )
+    if tails:
+        found.append(tails[0])
+    taken = set(taken)
+    for head in sorted(
+        (part for part, kind in parts if kind == "prefix"), key=len, reverse=True
+    ):
+        if head in taken or head in found:
+            break
+        if rows := await _prefix_rows(conn, vocab, head):
+            counts[head] = rows
+            found.append(head)
+            return found, head
+    return found, None
+
+
+def _driving(
+    chosen: Iterable[str], counts: Mapping[str, int], budget: int
+) -> list[str]:
+    """Pick the MATCH's terms: rarest first, within the budget; the rarest always."""
+    driving: list[str] = []
+    matched = 0
+    for term in sorted(
+        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
+    ):
+        if driving and matched + counts[term] > budget:
+            break
+        driving.append(term)
+        matched += counts[term]
+    return driving
+
+
 async def keyword_query(
     conn: aiosqlite.Connection,
     text: str,
@@ -150,56 +222,29 @@ async def keyword_query(
     )
     counts = await _counts(conn, vocab, [*terms, *exact])
     total = max(total, 1)
-    weights = {term: idf(counts.get(term, 0), total) for term in terms}
     prefixes: list[str] = []
+    if any(language_code(language) in COMPOUNDING for language in languages):
+        prefixes += await _as_heads(conn, vocab, terms, counts)
+    weights = {term: idf(counts.get(term, 0), total) for term in terms}
     added = 0
-    # Within each word's group: its longest tail and its longest head that
-    # the index holds ("Müllabfuhr": "mull*" reaches "Restmülltonne"). When
-    # the index does not hold the word itself, its parts stand in for it:
-    # they take its weight, and it leaves the coverage.
+    # Per word, the parts the index holds ("Müllabfuhr": "mull*" reaches
+    # "Restmülltonne"). When the index does not hold the word itself, its
+    # parts stand in for it: they take its weight, and it leaves the coverage.
     for whole, parts in groups:
         if added >= MAX_PARTS:
             break
-        found: list[str] = []
-        tails = sorted(
-            (part for part, kind in parts if kind == "exact" and counts.get(part)),
-            key=len,
-            reverse=True,
-        )
-        if tails:
-            found.append(tails[0])
-        for head in sorted(
-            (part for part, kind in parts if kind == "prefix"), key=len, reverse=True
-        ):
-            if head in weights or head in found:
-                break
-            if rows := await _prefix_rows(conn, vocab, head):
-                counts[head] = rows
-                prefixes.append(head)
-                found.append(head)
-                break
+        found, head = await _known_parts(conn, vocab, parts, counts, weights)
+        if head is not None:
+            prefixes.append(head)
         inherited = 0.0
         if found and whole and not any(counts.get(term) for term in whole):
             inherited = max((weights.pop(term, 0.0) for term in whole), default=0.0)
         for part in found:
-            if part not in weights:
-                added += 1
+            added += part not in weights
             weights[part] = max(
                 weights.get(part, 0.0), idf(counts[part], total), inherited
             )
-    chosen = list(weights)
-    if not chosen:
-        return None
-    # The MATCH: rarest first, within the budget; the rarest always.
-    driving: list[str] = []
-    matched = 0
-    for term in sorted(
-        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
-    ):
-        if driving and matched + counts[term] > budget:
-            break
-        driving.append(term)
-        matched += counts[term]
+    driving = _driving(weights, counts, budget)
     if not driving:
         return None
     head_set = frozenset(prefixes)
