@@ -2,7 +2,7 @@
 
 Run from the repository root in the Python 3.14 environment:
 
-    python bench/device_commands.py                  # all seven languages
+    python bench/device_commands.py                  # all ten languages
     python bench/device_commands.py --json bench/out/device_commands.json
     python bench/device_commands.py --engine DIR     # another version's rules
 
@@ -59,7 +59,7 @@ else:
 REPO: Final = Path(__file__).resolve().parents[1]
 ENGINE_DIR: Final = REPO / "custom_components" / "memory"
 STATEMENTS: Final = REPO / "bench" / "data" / "device_command_statements.jsonl"
-LANGUAGES: Final = ("en", "de", "fr", "es", "it", "nl", "pt")
+LANGUAGES: Final = ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "sv", "da")
 # Slot values the sampled sentences are filled with: two areas and two
 # device names per language, one floor.
 AREAS: Final = {
@@ -70,6 +70,9 @@ AREAS: Final = {
     "it": ("cucina", "soggiorno"),
     "nl": ("keuken", "woonkamer"),
     "pt": ("cozinha", "sala"),
+    "pl": ("kuchnia", "salon"),
+    "sv": ("kök", "vardagsrum"),
+    "da": ("køkken", "stue"),
 }
 NAMES: Final = {
     "en": ("ceiling light", "fan"),
@@ -79,6 +82,9 @@ NAMES: Final = {
     "it": ("lampadario", "ventilatore"),
     "nl": ("plafondlamp", "ventilator"),
     "pt": ("candeeiro", "ventoinha"),
+    "pl": ("lampa sufitowa", "wentylator"),
+    "sv": ("taklampa", "fläkt"),
+    "da": ("loftlampe", "ventilator"),
 }
 FLOORS: Final = ("upstairs",)
 

@@ -17,6 +17,10 @@ only once that is known, so a private conversation is never stored as the
 household's, even for a moment. When someone else continues a conversation,
 the messages said so far keep their speaker and the conversation stays with
 whoever started it.
+
+Every message also keeps the language its turn was spoken in (the
+conversation input's, or the LLM context's): keyword search analyses it in
+that language, and digestion writes its memories in it.
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ RETENTION_INTERVAL: Final = timedelta(hours=1)
 type _Key = tuple[str, str, str]
 # (user id, device id, agent id) of whoever is speaking.
 type _Speaker = tuple[str | None, str | None, str | None]
+# Who is speaking, and the language of their turn ('' when not said).
+type _Turn = tuple[_Speaker, str]
 
 
 @dataclass(slots=True)
@@ -91,6 +97,8 @@ class _SeenMessage:
     # Who said it, once settled (see `_Conversation.freeze`).
     speaker: _Speaker | None = None
     scope: str | None = None
+    # The language of the turn it was seen in ('' until one is known).
+    language: str = ""
 
 
 @dataclass(slots=True)
@@ -104,6 +112,8 @@ class _Conversation:
     user_id: str | None = None
     device_id: str | None = None
     scope: str = HOUSEHOLD
+    # The language of the latest turn (Assist's tag, e.g. "de-DE"; '' unknown).
+    language: str = ""
     identified: bool = False
     replied: bool = False
     # The last message seen is not a reply yet: read the chat log again soon.
@@ -153,7 +163,13 @@ class _Conversation:
             agent_id=raw.agent_id or agent_id,
             user_id=user_id,
             device_id=device_id,
+            language=raw.language or self.language,
         )
+
+
+def _language(value: Any) -> str:
+    """Return a turn's language tag as given ("de", "de-DE"); '' when none."""
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _json(value: Any) -> str:
@@ -397,6 +413,7 @@ class ConversationCapture(BackgroundWorker):
         conversation.seen.add(key)
         if raw.created_at < self._since:
             return  # captured before a reload
+        raw.language = conversation.language
         conversation.awaiting = raw.role != MessageRole.ASSISTANT
         if raw.role == MessageRole.ASSISTANT:
             conversation.replied = True
@@ -405,11 +422,16 @@ class ConversationCapture(BackgroundWorker):
         conversation.pending.append(raw)
 
     def _identify(self, conversation: _Conversation) -> None:
-        """Learn who is speaking from the turn's input, or its LLM context."""
-        speaker = self._from_trace(conversation) or self._from_llm_context(conversation)
-        if speaker is None:
+        """Learn who is speaking, and in which language, from the turn.
+
+        From the turn's input (its trace), else its LLM context.
+        """
+        turn = self._from_trace(conversation) or self._from_llm_context(conversation)
+        if turn is None:
             return
-        user_id, device_id, agent_id = speaker
+        (user_id, device_id, agent_id), language = turn
+        if language:
+            conversation.language = language
         scope = async_assistant_caller(
             self._hass,
             user_id,
@@ -429,7 +451,7 @@ class ConversationCapture(BackgroundWorker):
         conversation.scope = scope
         conversation.dirty = True
 
-    def _from_trace(self, conversation: _Conversation) -> _Speaker | None:
+    def _from_trace(self, conversation: _Conversation) -> _Turn | None:
         """Read the input of the turn being processed (`async_converse`)."""
         trace = _current_trace.get()
         if trace is None or trace.trace_id == conversation.trace_id:
@@ -443,9 +465,10 @@ class ConversationCapture(BackgroundWorker):
         device_id = data.get("device_id") or self._satellite_device(
             data.get("satellite_id")
         )
-        return getattr(context, "user_id", None), device_id, data.get("agent_id")
+        speaker = (getattr(context, "user_id", None), device_id, data.get("agent_id"))
+        return speaker, _language(data.get("language"))
 
-    def _from_llm_context(self, conversation: _Conversation) -> _Speaker | None:
+    def _from_llm_context(self, conversation: _Conversation) -> _Turn | None:
         """Read the LLM context an agent gave its chat log this turn."""
         if conversation.trace_id is not None:
             return None  # the input already said it
@@ -454,7 +477,7 @@ class ConversationCapture(BackgroundWorker):
             return None
         llm_context = live.llm_api.llm_context
         user_id = llm_context.context.user_id if llm_context.context else None
-        return user_id, llm_context.device_id, None
+        return (user_id, llm_context.device_id, None), _language(llm_context.language)
 
     def _satellite_device(self, satellite_id: str | None) -> str | None:
         if satellite_id is None:

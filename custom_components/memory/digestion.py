@@ -3,7 +3,9 @@
 When capture reports a conversation ended (its chat log was deleted), when
 one has been idle for the option's minutes, or when `memory.digest` asks,
 its transcript (secrets redacted) goes to the AI Task entity with the
-memories already known about its speaker. When two people spoke in it, each
+memories already known about its speaker, asking for memories in the
+conversation's language (the one most of its user messages were spoken in,
+else Home Assistant's). When two people spoke in it, each
 one's part (what they said, the replies they got) is a call of its own, and
 what comes back goes to that speaker or the household only: one person's
 words never become another's memories. The answer is typed candidates
@@ -76,6 +78,7 @@ from .engine.extraction import (
     speaker_parts,
     summary_memory,
 )
+from .engine.languages import language_name
 from .engine.models import Vector
 from .usage import UsageTracker
 from .worker import BackgroundWorker
@@ -328,7 +331,12 @@ class Digestion(BackgroundWorker):
             return result
         try:
             try:
-                await self._extract_and_store(conversation, parts, result)
+                await self._extract_and_store(
+                    conversation,
+                    parts,
+                    result,
+                    await self.queue.language(conversation.id),
+                )
             except StoreError as err:
                 # Tried again later like a failed call, never every minute.
                 LOGGER.warning("Digestion could not store memories: %s", err)
@@ -358,9 +366,16 @@ class Digestion(BackgroundWorker):
         conversation: PendingConversation,
         parts: Sequence[SpeakerPart],
         result: DigestResult,
+        language: str,
     ) -> None:
-        """Ask about every part first, then store: a failed call stores nothing."""
-        extracted = [await self._extract(conversation, part, result) for part in parts]
+        """Ask about every part first, then store: a failed call stores nothing.
+
+        Memories and summaries are written in the conversation's `language`
+        ("de"; '' unknown: Home Assistant's, the store's default).
+        """
+        extracted = [
+            await self._extract(conversation, part, result, language) for part in parts
+        ]
         await self._consolidate(
             [candidate for done in extracted for candidate in done.candidates], result
         )
@@ -372,7 +387,11 @@ class Digestion(BackgroundWorker):
             result.scopes[added.item.id] = added.item.scope
 
     async def _extract(
-        self, conversation: PendingConversation, part: SpeakerPart, result: DigestResult
+        self,
+        conversation: PendingConversation,
+        part: SpeakerPart,
+        result: DigestResult,
+        language: str,
     ) -> Extracted:
         """Ask the LLM about one speaker's part; its memories stay theirs.
 
@@ -389,12 +408,15 @@ class Digestion(BackgroundWorker):
             persons,
             text=text,
             vector=await async_query_vector(self._embedding, text),
+            language=language or None,
         )
         instructions = extraction_prompt(
             transcript,
             names=names,
             known=known,
             day=dt_util.as_local(conversation.started_at),
+            # Unknown: the store's default, Home Assistant's language.
+            language=language_name(language or self._store.language),
         )
         data = await self._generate(EXTRACT_TASK, instructions, EXTRACTION)
         extracted = read_extraction(
@@ -403,6 +425,7 @@ class Digestion(BackgroundWorker):
             names=names,
             source=part_source(conversation, part.messages),
             known_ids={item.id for item in known},
+            language=language or None,
         )
         if extracted.dropped:
             result.dropped[part.scope] = (

@@ -11,12 +11,17 @@ it makes no call when nothing changed. A new profile supersedes the old one
 with a link (`memory.search` with status `any` shows the history). A call
 that fails leaves the old profile in place; the scope is tried again at the
 next trigger, not before `RETRY_DELAY` (or the hourly cap's end).
+
+A profile follows the language of its scope's memories: it is asked for,
+and stored, in the language most of them are written in (a memory of no
+known language counts as the store's default, Home Assistant's).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -42,6 +47,7 @@ from .engine import (
     Origin,
     Source,
 )
+from .engine.languages import language_name
 from .engine.markdown import active_memories, changed_since, memory_scopes
 from .engine.secrets import redact_secrets
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
@@ -145,8 +151,28 @@ def pick_notes(items: Sequence[MemoryItem], budget: int = NOTES_BUDGET) -> list[
     return notes
 
 
-def instructions(name: str, household: bool, notes: Sequence[str]) -> str:
-    """Write the AI Task's instructions for one scope's profile."""
+def notes_language(counts: Mapping[str, int], default: str) -> str:
+    """Return the language most notes are in; '' counts as `default`.
+
+    A tie goes to `default`, else to the first in alphabetical order.
+    """
+    totals: dict[str, int] = {}
+    for code, count in counts.items():
+        totals[code or default] = totals.get(code or default, 0) + count
+    return max(
+        sorted(totals),
+        key=lambda code: (totals[code], code == default),
+        default=default,
+    )
+
+
+def instructions(
+    name: str, household: bool, notes: Sequence[str], language: str
+) -> str:
+    """Write the AI Task's instructions for one scope's profile.
+
+    `language` names the language to write in ("German"): the notes'.
+    """
     subject = "this household" if household else f"the person {fence_safe(name)}"
     words = PROFILE_MAX_TOKENS * 3 // 5
     task = (
@@ -154,6 +180,12 @@ def instructions(name: str, household: bool, notes: Sequence[str]) -> str:
         "third person, from the notes below: who they are, what they prefer, "
         "standing instructions, and lasting facts. Use only what the notes say. "
         f"At most {words} words, plain text on one line, no lists or headings."
+    )
+    written = fence_safe(language)
+    task += (
+        f" Write it in {written}, the language of the notes."
+        if written
+        else " Write it in the language of the notes."
     )
     secrets = (
         "Never include codes, passwords, PINs, API keys, tokens or other "
@@ -291,13 +323,16 @@ class ProfileKeeper(BackgroundWorker):
         retry_at = self._retry_at.get(scope)
         if retry_at is not None and started < retry_at and not retry_now:
             return ProfileResult(scope, ProfileStatus.WAITING, current_id)
+        language = notes_language(
+            Counter(item.language for item in notes), store.language
+        )
         try:
-            text = await self._distil(scope, notes, started)
+            text = await self._distil(scope, notes, started, language)
         except _NoProfileError as err:
             return ProfileResult(scope, ProfileStatus.FAILED, current_id, err.reason)
         self._distilled_at[scope] = started
         self._retry_at.pop(scope, None)
-        return await self._save_profile(scope, text, current, profiles)
+        return await self._save_profile(scope, text, current, profiles, language)
 
     async def _save_profile(
         self,
@@ -305,8 +340,9 @@ class ProfileKeeper(BackgroundWorker):
         text: str,
         current: MemoryItem | None,
         profiles: Sequence[MemoryItem],
+        language: str,
     ) -> ProfileResult:
-        """Keep a new profile text: added, or superseding the current ones."""
+        """Keep a new profile text (in `language`): added, or superseding."""
         store = self._store
         if current is not None and text == current.content:
             return ProfileResult(scope, ProfileStatus.UNCHANGED, current.id)
@@ -316,6 +352,7 @@ class ProfileKeeper(BackgroundWorker):
             scope=scope,
             topic=PROFILE_TOPIC,
             source=Source(origin=Origin.DIGESTION),
+            language=language,
         )
         if current is None:
             added = await store.add(new)
@@ -328,11 +365,23 @@ class ProfileKeeper(BackgroundWorker):
         return ProfileResult(scope, ProfileStatus.UPDATED, item.id)
 
     async def _distil(
-        self, scope: str, notes: Sequence[MemoryItem], started: datetime
+        self,
+        scope: str,
+        notes: Sequence[MemoryItem],
+        started: datetime,
+        language: str,
     ) -> str:
-        """Ask the AI Task; on failure raise `_NoProfileError` and wait before a retry."""
+        """Ask the AI Task; on failure raise `_NoProfileError` and wait before a retry.
+
+        The profile is asked for in `language` ("de").
+        """
         label = scope_label(self._hass)
-        prompt = instructions(label(scope), scope == HOUSEHOLD, pick_notes(notes))
+        prompt = instructions(
+            label(scope),
+            scope == HOUSEHOLD,
+            pick_notes(notes),
+            language_name(language),
+        )
         try:
             data = await self._ai_task.async_generate(
                 task_name=TASK_NAME, instructions=prompt, structure=STRUCTURE

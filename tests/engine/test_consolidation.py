@@ -11,6 +11,7 @@ import pytest
 from custom_components.memory.engine import (
     HOUSEHOLD,
     InvalidInputError,
+    MemoryItem,
     MemoryStatus,
     MemoryStore,
     MemoryType,
@@ -718,3 +719,38 @@ def test_topics_fold() -> None:
     """Topic keys fold case, spaces and end punctuation, and are cut."""
     assert normalize_topic("  Home\tCity. ") == "home city"
     assert normalize_topic("x" * 300) == "x" * 100
+
+
+async def test_a_memory_keeps_its_language_when_updated(store: MemoryStore) -> None:
+    """An update in another language keeps the memory's words (and language).
+
+    In the same language, or where either language is unknown (a memory
+    kept before languages were, a candidate of no known language), the
+    longer wording wins as before.
+    """
+    german = await add(store, "Mia mag Tee", confidence=0.5, language="de")
+    old = await add(store, "Mia has a cat", confidence=0.5)
+    async with store.transaction() as conn:
+        await conn.execute("UPDATE memories SET language = '' WHERE id = ?", (old,))
+    consolidator = Consolidator(store)
+
+    async def update(target: int, content: str, language: str | None) -> MemoryItem:
+        item = await store.get(target)
+        assert item is not None
+        plan = Plan(
+            candidate=candidate(content, confidence=0.9, language=language),
+            action=Action.ASK,
+            target=item,
+        )
+        outcome = await consolidator.apply(plan, Action.UPDATE)
+        assert outcome.action is Action.UPDATE
+        return outcome.item
+
+    kept = await update(german, "Mia likes drinking tea in the morning", "en")
+    assert (kept.content, kept.confidence, kept.language) == ("Mia mag Tee", 0.9, "de")
+    reworded = await update(german, "Mia trinkt morgens gern Tee", "de-AT")
+    assert reworded.content == "Mia trinkt morgens gern Tee"
+    unsaid = await update(german, "Mia trinkt morgens sehr gern Tee", None)
+    assert unsaid.content == "Mia trinkt morgens sehr gern Tee"
+    unknown = await update(old, "Mia has a black cat called Mo", "en")
+    assert unknown.content == "Mia has a black cat called Mo"

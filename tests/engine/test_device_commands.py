@@ -1,4 +1,6 @@
-"""Device commands in German, French, Spanish, Italian, Dutch and Portuguese.
+"""Device commands in the languages beside English, and across them.
+
+German, French, Spanish, Italian, Dutch, Portuguese, Polish, Swedish, Danish.
 
 Digestion skips a conversation of device commands only, so a false skip
 loses a personal statement for good while a missed skip costs one LLM call:
@@ -133,6 +135,63 @@ COMMANDS: dict[str, list[str]] = {
         "Obrigado",
         "Boa noite",
     ],
+    "pl": [
+        "Włącz światło w przedpokoju",
+        "Wyłącz wszystkie światła",
+        "Zgaś lampę w sypialni, proszę",
+        "Otwórz bramę",
+        "Zamknij rolety w salonie",
+        "Ustaw ogrzewanie na 21 stopni",
+        "Puść muzykę w łazience",
+        "Możesz włączyć światło w kuchni?",
+        "Czy możesz mi powiedzieć, która jest godzina?",
+        "Jaka jest temperatura na zewnątrz?",
+        "Czy drzwi do garażu są zamknięte?",
+        "Ile stopni jest w sypialni?",
+        "Co jest na liście zakupów?",
+        "Powiedz mi, jaka będzie pogoda",
+        "Anuluj mój minutnik",
+        "Dzień dobry",
+        "Dziękuję bardzo",
+    ],
+    "sv": [
+        "Tänd lampan i hallen",
+        "Släck alla lampor",
+        "Stäng av taklampan i sovrummet, tack",
+        "Öppna garageporten",
+        "Dra ner persiennerna i vardagsrummet",
+        "Ställ värmen på 21 grader",
+        "Spela musik i badrummet",
+        "Kan du tända lampan i köket?",
+        "Kan du säga vad klockan är?",
+        "Vad är det för temperatur ute?",
+        "Är garagedörren stängd?",
+        "Hur varmt är det i sovrummet?",
+        "Vad står på inköpslistan?",
+        "Berätta för mig hur vädret blir",
+        "Avbryt min timer",
+        "God morgon",
+        "Tack så mycket",
+    ],
+    "da": [
+        "Tænd lyset i gangen",
+        "Sluk alle lys",
+        "Sluk loftlampen i soveværelset, tak",
+        "Åbn garageporten",
+        "Rul persiennerne ned i stuen",
+        "Sæt varmen til 21 grader",
+        "Spil musik på badeværelset",
+        "Kan du tænde lyset i køkkenet?",
+        "Kan du sige mig, hvad klokken er?",
+        "Hvad er temperaturen udenfor?",
+        "Er garagedøren lukket?",
+        "Hvor varmt er det i soveværelset?",
+        "Hvad står der på indkøbslisten?",
+        "Fortæl mig, hvordan vejret bliver",
+        "Annuller min timer",
+        "Godmorgen",
+        "Mange tak",
+    ],
 }
 
 PERSONAL: dict[str, list[str]] = {
@@ -235,6 +294,54 @@ PERSONAL: dict[str, list[str]] = {
         "Desliga a luz da sala quando todos forem dormir",
         "Abre a janela porque o Rui fuma",
         "Liga o aquecimento nos dias úteis às sete",
+    ],
+    "pl": [
+        "Zapamiętaj, że moja córka jest uczulona na orzechy",
+        "Włączaj zawsze światło, kiedy wracam",
+        "Nigdy nie wyłączaj lodówki w garażu",
+        "Ustaw ogrzewanie na 22, mama przyjeżdża jutro",
+        "Mieszkam w Gdańsku od marca",
+        "Przypomnij mi jutro o dentyście",
+        "Otwieraj rolety codziennie o siódmej",
+        "Włącz światło na ganku co wieczór",
+        "Nasz kot ma na imię Filemon",
+        "Co lubi moja żona na urodziny?",
+        "Zgaś światło w korytarzu, gdy wszyscy śpią",
+        "Wyłącz ogrzewanie, bo jedziemy na urlop",
+        "Zamknij drzwi na noc",
+        "Włączaj ogrzewanie w dni robocze o szóstej",
+    ],
+    "sv": [
+        "Kom ihåg att min dotter är allergisk mot nötter",
+        "Tänd alltid lampan när jag kommer hem",
+        "Stäng aldrig av kylskåpet i garaget",
+        "Ställ värmen på 22, mamma kommer i morgon",
+        "Jag bor i Göteborg sedan mars",
+        "Påminn mig om tandläkaren i morgon",
+        "Öppna persiennerna varje morgon klockan sju",
+        "Vår katt heter Måns",
+        "Vad gillar min fru på sin födelsedag?",
+        "Släck i hallen om alla sover",
+        "Stäng av värmen eftersom vi åker på semester",
+        "Lås ytterdörren på natten",
+        "Sätt på värmen klockan sex på vardagarna",
+        "Spela radio i köket på tisdagar",
+    ],
+    "da": [
+        "Husk at min datter er allergisk over for nødder",
+        "Tænd altid lyset, når jeg kommer hjem",
+        "Sluk aldrig køleskabet i garagen",
+        "Sæt varmen til 22, mor kommer i morgen",
+        "Jeg bor i Aarhus siden marts",
+        "Påmind mig om tandlægen i morgen",
+        "Åbn persiennerne hver morgen klokken syv",
+        "Vores kat hedder Mis",
+        "Hvad kan min kone lide til sin fødselsdag?",
+        "Sluk lyset i gangen, hvis alle sover",
+        "Sluk varmen, fordi vi tager på ferie",
+        "Lås hoveddøren om natten",
+        "Tænd varmen klokken seks på hverdage",
+        "Spil radio i køkkenet om tirsdagen",
     ],
 }
 
@@ -370,6 +477,21 @@ def test_owned_things(text: str, *, expected: bool) -> None:
         ("Lance is coming over on Friday", False),
         ("Toon komt zaterdag eten", False),
         ("Lasse kommt morgen zum Essen", False),
+        # Danish "er" (is) asks only with a question mark: German "er" is "he".
+        ("Er ist seit gestern krank", False),
+        ("Er der nogen vinduer åbne", True),
+        # Danish "os" (us) would be Portuguese "the"; Swedish "om" Dutch "at".
+        ("Liga os candeeiros da sala", True),
+        ("Zet de verwarming om zeven uur aan", True),
+        ("Släck lampan om det blir ljust", False),
+        # Danish "vis" (show) is Dutch "fish", "spring" (skip) English.
+        ("Vis eten we op vrijdag", False),
+        ("Spring break starts on Monday", False),
+        # Danish "mit" (my) is German "with".
+        ("Spiele Musik mit Spotify im Bad", True),
+        # Polish "jak" asks at the start, and is "when" after it.
+        ("Jak jest pogoda na jutro?", True),
+        ("Zamknij garaż, jak tylko wrócę", False),
     ],
 )
 def test_words_of_two_languages(text: str, *, expected: bool) -> None:

@@ -357,3 +357,58 @@ async def test_each_speaker_is_digested_apart(
         alone: (ANNA,),
     }
     assert await queue.speakers([]) == {}
+
+
+async def test_a_conversations_language_is_its_users(
+    log: ConversationLog, queue: DigestQueue
+) -> None:
+    """The language most user messages were in, by primary subtag; '' if none."""
+
+    def spoken(
+        text: str, minutes: float, language: str, role: MessageRole
+    ) -> NewMessage:
+        return NewMessage(
+            role=role,
+            content=text,
+            created_at=at(minutes),
+            scope=ANNA,
+            language=language,
+        )
+
+    info = ConversationInfo(conversation_id="c-lang", started_at=T0, scope=ANNA)
+    [row] = await log.save(
+        [
+            (
+                None,
+                info,
+                [
+                    spoken("Hallo", 0, "de-DE", MessageRole.USER),
+                    spoken("Hello!", 1, "en", MessageRole.ASSISTANT),
+                    spoken("Hello!", 2, "en", MessageRole.ASSISTANT),
+                    spoken("Servus", 3, "de-AT", MessageRole.USER),
+                    spoken("Thanks", 4, "en-GB", MessageRole.USER),
+                    spoken("Merci", 5, "", MessageRole.USER),
+                ],
+            )
+        ]
+    )
+    # Two German turns (two regions), one English; replies do not count.
+    assert await queue.language(row) == "de"
+    [row] = await log.save([(row, info, [spoken("Bye", 6, "en_US", MessageRole.USER)])])
+    # A tie goes to the language spoken last.
+    assert await queue.language(row) == "en"
+    [other] = await log.save(
+        [
+            (
+                None,
+                ConversationInfo(conversation_id="c-none", started_at=T0),
+                [
+                    spoken("Hi", 0, "", MessageRole.USER),
+                    spoken("Ok", 1, "fr", MessageRole.ASSISTANT),
+                    spoken("Hm", 2, "??", MessageRole.USER),
+                ],
+            )
+        ]
+    )
+    assert await queue.language(other) == ""
+    assert await queue.language(other + 100) == ""

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
+
 from custom_components.memory.engine import MemoryStore, SearchQuery
 from custom_components.memory.engine.keywords import (
     CACHE_ROWS,
@@ -169,3 +174,121 @@ async def test_rows_holding_every_term_are_always_candidates(
     assert keywords.every == '("boiler") AND "kitchen"'
     hits = await store.search(SearchQuery(text="kitchen boiler"))
     assert ids(hits)[0] == wordy.item.id
+
+
+async def _in(db_path: Path, language: str, memories: list[str]) -> MemoryStore:
+    store = MemoryStore(db_path, language=language)
+    await store.open()
+    await store.add_many([memory(content) for content in memories])
+    return store
+
+
+@pytest.mark.parametrize(
+    ("language", "memories", "question"),
+    [
+        # The query's compound reaches the memory's through their shared
+        # head, a part the index knows.
+        (
+            "de",
+            ["Die Restmülltonne wird dienstags geleert", "Der Schornsteinfeger kommt"],
+            "Wann kommt die Müllabfuhr?",
+        ),
+        # Genitive name, and a compound whose head is the memory's word.
+        (
+            "de",
+            [
+                "Leo feiert seinen Geburtstag am 3. Mai",
+                "Die Feier im Verein ist abgesagt",
+            ],
+            "Wann ist Leos Geburtstagsfeier?",
+        ),
+        # The memory's compound ends in the query's word.
+        (
+            "de",
+            ["Der Heizöltank ist halb voll", "Der Tank des Autos ist leer"],
+            "Öltank",
+        ),
+        (
+            "nl",
+            ["De stookolietank is in maart bijgevuld", "De tank van de auto is vol"],
+            "Wanneer is de olietank gevuld?",
+        ),
+        # Function words carry nothing: the name and the verb decide.
+        (
+            "fr",
+            [
+                "Mia a cours de natation le mercredi",
+                "Quand est-ce que le plombier vient ?",
+            ],
+            "Quand est-ce que Mia va nager ?",
+        ),
+        (
+            "es",
+            ["Mia no puede comer frutos secos", "Mia puede usar pantallas una hora"],
+            "¿Qué no puede comer Mia?",
+        ),
+        # Written without spaces: found through character pairs.
+        ("zh", ["我女儿的生日是五月三日", "垃圾桶星期二清空"], "女儿生日是哪天"),
+    ],
+)
+async def test_the_households_language_finds_the_memory(
+    db_path: Path, language: str, memories: list[str], question: str
+) -> None:
+    """The issue's examples: the right memory comes first in its language."""
+    store = await _in(db_path, language, memories)
+    try:
+        hits = await store.search(SearchQuery(text=question))
+        assert contents(hits)[:1] == memories[:1]
+    finally:
+        await store.close()
+
+
+async def test_a_query_in_another_language_than_the_default(db_path: Path) -> None:
+    """The speaker's language and the default are both searched, without their stop words."""
+    store = await _in(db_path, "en", ["The boiler is in the cellar"])
+    try:
+        await store.add(memory("Die Kinder schwimmen am Dienstag", language="de"))
+        german = await store.search(
+            SearchQuery(text="Wann schwimmen die Kinder?", language="de")
+        )
+        assert contents(german) == ["Die Kinder schwimmen am Dienstag"]
+        english = await store.search(
+            SearchQuery(text="where is the boiler", language="de")
+        )
+        assert contents(english) == ["The boiler is in the cellar"]
+        # "die" and "ist" are German stop words: never a term, whichever
+        # language also analyses the query.
+        keywords = await store._keyword_query(store.reader, "die ist", "de")
+        assert keywords is None
+    finally:
+        await store.close()
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    text=st.lists(
+        st.sampled_from([*'"*-:^(){}+.,;ab ', "NOT", "AND", "NEAR", "ß", "生日", "Öl"]),
+        max_size=20,
+    ).map("".join),
+    language=st.sampled_from(["en", "de", "fr", "zh", "xx", ""]),
+)
+async def test_hostile_text_is_a_valid_match(
+    store: MemoryStore, text: str, language: str
+) -> None:
+    """Whatever is typed or said, the keyword query parses in FTS5 and searches."""
+    if not await store.search(SearchQuery(text="seed")):
+        await store.add_many(
+            [memory("seed note: not now or never"), memory("Der Heizöltank, ab 生日")]
+        )
+    keywords = await store._keyword_query(store.reader, text, language or None)
+    if keywords is not None:
+        await store.reader.execute_fetchall(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?",
+            (keywords.expression,),
+        )
+    await store.search(SearchQuery(text=text, language=language or None))

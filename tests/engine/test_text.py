@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import unicodedata
 
 from hypothesis import given, settings, strategies as st
@@ -19,8 +18,6 @@ from custom_components.memory.engine.text import (
     estimate_tokens,
     fence_safe,
     fold,
-    fts_match_expression,
-    fts_term,
     is_prefix_term,
     normalize_content,
     normalize_tag,
@@ -101,8 +98,7 @@ def test_query_terms_keep_stop_words_when_nothing_else() -> None:
 def test_query_terms_punctuation_only() -> None:
     """Punctuation has no words."""
     assert query_terms('"*-:^(){}') == []
-    assert fts_match_expression('"*-:^(){}') is None
-    assert fts_match_expression("   ") is None
+    assert query_terms("   ") == []
 
 
 def test_query_terms_bounded() -> None:
@@ -110,27 +106,6 @@ def test_query_terms_bounded() -> None:
     terms = query_terms(" ".join(f"word{i}" for i in range(1000)))
     assert len(terms) == MAX_QUERY_TERMS
     assert terms[0] == "word0"
-
-
-@pytest.mark.parametrize("word", ["Straße", "σοφός", "ΣΟΦΌΣ", "ﬁsh", "Café"])
-def test_query_terms_match_what_fts_indexed(word: str) -> None:
-    """A word searched exactly as stored is found by FTS5.
-
-    FTS5's unicode61 lower-cases one character at a time; full case folding
-    ("ß" -> "ss", final sigma, ligatures) would make a query term that the
-    index never contains.
-    """
-    conn = sqlite3.connect(":memory:")
-    conn.execute(
-        "CREATE VIRTUAL TABLE f USING fts5(content, "
-        "tokenize = 'unicode61 remove_diacritics 2')"
-    )
-    conn.execute("INSERT INTO f (content) VALUES (?)", (f"note about {word.lower()}",))
-    expression = fts_match_expression(word)
-    assert expression is not None
-    rows = conn.execute("SELECT content FROM f WHERE f MATCH ?", (expression,))
-    assert rows.fetchall() == [(f"note about {word.lower()}",)]
-    conn.close()
 
 
 @pytest.mark.parametrize(
@@ -157,44 +132,6 @@ def test_prefix_terms() -> None:
     """Long terms match as prefixes, short ones exactly."""
     assert not is_prefix_term("x" * (PREFIX_MIN_CHARS - 1))
     assert is_prefix_term("x" * PREFIX_MIN_CHARS)
-    assert fts_term("car") == '"car"'
-    assert fts_term("painting") == '"paint"*'
-    assert fts_term("not") == '"not"'
-
-
-def test_fts_term_doubles_embedded_quotes() -> None:
-    """A quote inside a term is doubled, FTS5's escape inside a string."""
-    assert fts_term('say"hi') == '"say""hi"*'
-    assert fts_term('a"b') == '"a""b"'
-
-
-def test_fts_match_expression_quotes_every_word() -> None:
-    """Operators become quoted words; nothing is passed raw."""
-    assert fts_match_expression("car AND NEAR(map) -dog content:x* ^knot") == (
-        '"car" OR "near"* OR "map" OR "dog" OR "content"* OR "x" OR "knot"*'
-    )
-    assert fts_match_expression("NOT") == '"not"'
-
-
-def test_fts_match_expression_merges_inflections() -> None:
-    """Words with the same stem become one term."""
-    assert fts_match_expression("paint painting painted") == '"paint"*'
-
-
-def test_fts_match_expression_is_valid_fts5() -> None:
-    """Every expression built from hostile input parses in FTS5."""
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE f USING fts5(content)")
-    conn.execute("INSERT INTO f (content) VALUES ('not now or never')")
-    for query in ['"', "NOT", "OR AND", "NEAR(", "a:b", "(x", "^y", "z*", "-", 'ab"cd']:
-        expression = fts_match_expression(query)
-        if expression is not None:
-            conn.execute("SELECT * FROM f WHERE f MATCH ?", (expression,)).fetchall()
-    rows = conn.execute(
-        "SELECT content FROM f WHERE f MATCH ?", (fts_match_expression("NOT"),)
-    ).fetchall()
-    assert rows == [("not now or never",)]
-    conn.close()
 
 
 @pytest.mark.parametrize(

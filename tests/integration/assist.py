@@ -190,13 +190,18 @@ async def converse(
     conversation_id: str | None = None,
     device_id: str | None = None,
     satellite_id: str | None = None,
+    language: str | None = None,
 ) -> conversation.ConversationResult:
-    """One turn with the test agent, as Assist (or a satellite) runs it."""
+    """One turn with the test agent, as Assist (or a satellite) runs it.
+
+    `language` None: Home Assistant's configured one, as Assist does.
+    """
     return await conversation.async_converse(
         hass,
         text,
         conversation_id,
         context or Context(),
+        language=language,
         agent_id=AGENT_ID,
         device_id=device_id,
         satellite_id=satellite_id,

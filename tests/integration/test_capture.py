@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 import sqlite3
@@ -654,3 +655,83 @@ async def test_a_shared_conversation_is_each_speakers_own(
         )
         assert own in text
         assert other not in text
+
+
+def languages(hass: HomeAssistant) -> list[tuple[str, str, str]]:
+    """Every stored message's role, text and language, in order."""
+    with closing(sqlite3.connect(hass.config.path("memory", "memory.db"))) as conn:
+        return conn.execute(
+            "SELECT role, content, language FROM conversation_messages ORDER BY id"
+        ).fetchall()
+
+
+async def test_each_message_keeps_the_language_of_its_turn(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """The user's words, the reply and tool results carry the turn's language.
+
+    Stored as its primary subtag ("de" for "de-DE").
+    """
+    anna = household.context("anna")
+    assist_agent.reply = "In Ordnung."
+    first = await converse(
+        hass, "Der Klempner kommt am Montag", context=anna, language="de-DE"
+    )
+    # The reply comes with no event: read by the poll, still in German.
+    await later(hass, POLL_INTERVAL + 1)
+    assist_agent.reply = "D'accord."
+    assist_agent.tool_calls = [
+        llm.ToolInput(
+            tool_name="assist__memory__search",
+            tool_args={"query": "plombier"},
+            id="call-fr",
+        )
+    ]
+    await converse(
+        hass,
+        "Quand vient le plombier ?",
+        context=anna,
+        conversation_id=first.conversation_id,
+        language="fr",
+    )
+    await init_integration.runtime_data.capture.async_flush()
+    assert [(role, language) for role, _text, language in languages(hass)] == [
+        ("user", "de"),
+        ("assistant", "de"),
+        ("user", "fr"),
+        ("assistant", "fr"),
+        ("tool_result", "fr"),
+        ("assistant", "fr"),
+    ]
+    # Without a language, Assist uses Home Assistant's own.
+    await converse(hass, "The bins go out on Tuesday", context=anna)
+    await init_integration.runtime_data.capture.async_flush()
+    assert languages(hass)[-2:] == [
+        ("user", "The bins go out on Tuesday", hass.config.language),
+        ("assistant", "D'accord.", hass.config.language),
+    ]
+
+
+async def test_an_agent_called_directly_gives_its_language(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Without a trace, the LLM context's language is the turn's."""
+    await assist_agent.async_process(
+        conversation.ConversationInput(
+            text="Mijn lievelingskleur is groen",
+            context=household.context("ben"),
+            conversation_id=None,
+            device_id="tablet",
+            satellite_id=None,
+            language="nl",
+            agent_id=AGENT_ID,
+        )
+    )
+    await init_integration.runtime_data.capture.async_flush()
+    assert [language for _role, _text, language in languages(hass)] == ["nl", "nl"]

@@ -53,7 +53,12 @@ from custom_components.memory.digestion import (
     RESOLUTION,
     RESOLVE_TASK,
 )
-from custom_components.memory.engine import MAX_CONTENT_CHARS
+from custom_components.memory.engine import (
+    MAX_CONTENT_CHARS,
+    ConversationInfo,
+    MessageRole,
+    NewMessage,
+)
 from custom_components.memory.engine.digest_queue import backoff_seconds
 from custom_components.memory.engine.text import INVISIBLE_CATEGORIES as INVISIBLE
 from tests.provider_servers import FakeEmbeddingServer
@@ -1439,3 +1444,94 @@ async def test_an_opted_out_satellite_skips_only_its_speakers_part(
     await digest(hass, conversation_id=second.conversation_id)
     assert "treehouse" not in ai_task.last.instructions
     assert "lighthouses" in ai_task.last.instructions
+
+
+GERMAN_RULE = (
+    "Write every memory and the summary in German, the language of the conversation"
+)
+
+
+async def test_a_german_conversation_is_digested_in_german(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """The prompt asks for the language most of the user's turns were in."""
+    anna = household.context("anna")
+    first = await converse(
+        hass,
+        "Ich habe am zwölften Mai Geburtstag und trinke morgens gern Tee",
+        context=anna,
+        language="de-DE",
+    )
+    for text, language in (("Thanks a lot", "en"), ("Und Kaffee mag ich nicht", "de")):
+        await converse(
+            hass,
+            text,
+            context=anna,
+            conversation_id=first.conversation_id,
+            language=language,
+        )
+    ai_task.answer(answer(memory("Anna hat am 12. Mai Geburtstag")))
+    await call(hass, "digest", {"conversation_id": first.conversation_id}, context=anna)
+    assert GERMAN_RULE in ai_task.last.instructions
+
+    # Messages of no known language (kept before languages were): the
+    # store's default, Home Assistant's language, is the conversation's.
+    hass.config.language = "nl"
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    [row] = await init_integration.runtime_data.conversations.save(
+        [
+            (
+                None,
+                ConversationInfo(
+                    conversation_id="old", started_at=dt_util.utcnow(), scope=ANNA
+                ),
+                [
+                    NewMessage(
+                        role=MessageRole.USER,
+                        content="Mijn broer Tom woont sinds kort in Utrecht",
+                        created_at=dt_util.utcnow(),
+                        scope=ANNA,
+                    )
+                ],
+            )
+        ]
+    )
+    ai_task.answer(answer())
+    await call(hass, "digest", {"conversation": row}, context=anna)
+    assert "summary in Dutch, the language of the conversation" in (
+        ai_task.last.instructions
+    )
+
+
+async def test_german_memories_are_stored_as_german(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """What a German conversation gives, and its summary, are stored as German."""
+    anna = household.context("anna")
+    said = await converse(
+        hass,
+        "Mein Bruder Tom wohnt seit März in Hamburg",
+        context=anna,
+        language="de-DE",
+    )
+    ai_task.answer(
+        answer(
+            memory("Annas Bruder Tom wohnt seit März in Hamburg"),
+            summary="Anna erzählte von ihrem Bruder.",
+        )
+    )
+    await call(hass, "digest", {"conversation_id": said.conversation_id}, context=anna)
+    assert GERMAN_RULE in ai_task.last.instructions
+    assert rows(hass, "SELECT type, language FROM memories ORDER BY id") == [
+        ("fact", "de"),
+        ("summary", "de"),
+    ]

@@ -12,6 +12,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from tests.engine.test_migrations import build_database
 
 from . import add, call, search_ids
+from .assist import RecordingAgent, converse, recalled
 
 
 async def test_upgrade_reanalyses_in_the_background(
@@ -62,3 +63,25 @@ async def test_a_bad_language_is_refused(
     with pytest.raises(probatio.Invalid):
         await call(hass, "search", {"query": "bins", "language": language})
     assert await search_ids(hass, query="bins") == []
+
+
+async def test_recall_in_the_language_of_the_turn(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+) -> None:
+    """A German turn's words are analysed in German: inflections find the memory."""
+    swimming = await add(
+        hass, "Mia hat dienstags Schwimmunterricht im Hallenbad", language="de"
+    )
+    await add(hass, "The bins go out on Thursday")
+
+    # Analysed as English, "Hallenbädern" (dative plural) keeps its ending.
+    await converse(hass, "Fahren wir zu den Hallenbädern?", language="en")
+    assert f"#{swimming}" not in recalled(assist_agent.last_prompt)
+
+    await converse(hass, "Fahren wir zu den Hallenbädern?", language="de")
+    notes = recalled(assist_agent.last_prompt)
+    assert f"#{swimming} Mia hat dienstags Schwimmunterricht" in notes
+    assert await search_ids(hass, query="Hallenbädern", language="de") == [swimming]
+    assert await search_ids(hass, query="Hallenbädern") == []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from datetime import datetime, timedelta
 import logging
+import sqlite3
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
@@ -28,6 +30,7 @@ from custom_components.memory.profile import (
     TASK_NAME,
     ProfileKeeper,
     clean_profile,
+    notes_language,
     pick_notes,
 )
 
@@ -491,3 +494,62 @@ async def test_without_ai_task(
         "error": "ai_task_not_configured",
     }
     assert await profiles_of(hass, "any") == []
+
+
+def set_language(hass: HomeAssistant, ids: list[int], language: str) -> None:
+    """Record the language memories are written in, as digestion stores it."""
+    with closing(sqlite3.connect(hass.config.path("memory", "memory.db"))) as conn:
+        conn.executemany(
+            "UPDATE memories SET language = ? WHERE id = ?",
+            [(language, memory_id) for memory_id in ids],
+        )
+        conn.commit()
+
+
+async def test_a_profile_follows_the_language_of_its_memories(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    household: Household,
+) -> None:
+    """Most of Anna's notes are German: hers is asked for in German.
+
+    The household's note has no known language (it was kept before
+    languages were): the store's default, Home Assistant's, it is.
+    """
+    hass.config.language = "fr-CA"
+    assert await hass.config_entries.async_reload(init_integration.entry_id)
+    await hass.async_block_till_done()
+    unknown = await add(hass, "La poubelle sort le mardi")
+    german = [
+        await add(hass, "Anna trinkt morgens gern Tee", person=ANNA),
+        await add(hass, "Anna hat am 12. Mai Geburtstag", person=ANNA),
+    ]
+    english = await add(hass, "Anna likes jazz", person=ANNA)
+    set_language(hass, german, "de")
+    set_language(hass, [english], "en")
+    set_language(hass, [unknown], "")
+    answer_profiles(ai_task, "Ein Profil.")
+
+    results = (await call(hass, "profile"))["profiles"]
+
+    household_call, anna_call = ai_task.calls_named(TASK_NAME)
+    assert "Write it in French, the language of the notes." in (
+        household_call.instructions
+    )
+    assert "Write it in German, the language of the notes." in anna_call.instructions
+    # Each profile is stored in the language it was asked for.
+    stored = [await call(hass, "get", {"id": r["id"]}) for r in results]
+    assert [(p["scope"], p["language"]) for p in stored] == [
+        ("household", "fr"),
+        (ANNA, "de"),
+    ]
+
+
+def test_the_language_of_notes() -> None:
+    """Unknown counts as the default; a tie goes to the default."""
+    assert notes_language({"de": 2, "en": 1}, "en") == "de"
+    assert notes_language({"": 2, "de": 3, "en": 2}, "en") == "en"
+    assert notes_language({"de": 1, "fr": 1}, "en") == "de"
+    assert notes_language({"de": 1, "en": 1}, "en") == "en"
+    assert notes_language({}, "nl") == "nl"

@@ -21,6 +21,8 @@ is added. Deterministic rules decide wherever they can (`Consolidator.plan`):
    memory -> UPDATE (the longer wording, the higher confidence); a memory a
    person, an action, a tool or an import wrote -> DUPLICATE: digestion
    never rewords people silently, it can only supersede them with a link.
+   A memory keeps its language: a candidate written in another one never
+   rewords it (keyword search analyses each memory in its own language).
 5. Same topic but multi-valued or of another type, or similar but below
    the near-duplicate thresholds -> ASK: the pipeline asks the LLM a second,
    structured question (`consolidation_question.py`) and calls `apply`
@@ -45,6 +47,7 @@ from typing import Final
 import numpy as np
 
 from .errors import InvalidInputError
+from .languages import language_code
 from .models import (
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -115,6 +118,8 @@ class Candidate:
     tags: tuple[str, ...] = ()
     # Whether the topic holds one value at a time; None: by type (module doc).
     single_valued: bool | None = None
+    # The language it is written in ("de"); None: the store's default.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -397,6 +402,7 @@ class Consolidator:
             topic=normalize_topic(candidate.topic),
             confidence=min(max(float(candidate.confidence), 0.0), 1.0),
             message_id=candidate.message_id,
+            language=candidate.language,
         )
 
     async def _add(self, candidate: Candidate) -> Outcome:
@@ -423,7 +429,10 @@ class Consolidator:
         if target.source.origin is not Origin.DIGESTION:
             return Outcome(action=Action.DUPLICATE, item=target, previous=None)
         wording = candidate.content.strip()
-        content = wording if len(wording) > len(target.content) else target.content
+        longer = len(wording) > len(target.content)
+        if longer and not _same_language(candidate, target):
+            longer = False  # the memory stays in its own language
+        content = wording if longer else target.content
         confidence = max(float(candidate.confidence), target.confidence or 0.0)
         twin = await self.store.find_active(target.scope, content)
         if twin is not None and twin.id != target.id:
@@ -435,6 +444,12 @@ class Consolidator:
             topic=None if target.topic else normalize_topic(candidate.topic) or None,
         )
         return Outcome(action=Action.UPDATE, item=updated, previous=target)
+
+
+def _same_language(candidate: Candidate, target: MemoryItem) -> bool:
+    """Whether the candidate is in the target's language (unknown: the same)."""
+    wanted = language_code(candidate.language, default="")
+    return not target.language or not wanted or target.language == wanted
 
 
 def _closeness(pair: _Similarity) -> tuple[float, float]:

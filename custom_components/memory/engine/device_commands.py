@@ -1,10 +1,10 @@
-"""Which messages are device commands, in seven languages at once.
+"""Which messages are device commands, in ten languages at once.
 
 Digestion skips a conversation of nothing but device commands ("turn on the
 kitchen light", "Schalte das Licht ein"): it is not worth an LLM call. A
 false skip loses a personal statement for good while a missed skip costs one
-call, so every table (`device_words`) leans towards "not a command"; this
-module builds the patterns from them and matches.
+call, so every table (`device_words`, `device_words_more`) leans towards
+"not a command"; this module builds the patterns from them and matches.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .device_words import (
     WHEN,
     Phrases,
 )
+from .device_words_more import MORE_LANGUAGES, MORE_NIGHTLY, MORE_WHEN
 
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 
@@ -53,8 +54,8 @@ def _personal_pattern(languages: list[Phrases]) -> re.Pattern[str]:
     words = _alternatives([phrases.personal for phrases in languages])
     return re.compile(
         rf"""(?ix)
-        (?<!\w)(?:{words}|{HABIT_EVERY}|{NIGHTLY})(?!\w)
-        | \w[\s,]+(?:{WHEN})\b"""
+        (?<!\w)(?:{words}|{HABIT_EVERY}|{NIGHTLY}|{MORE_NIGHTLY})(?!\w)
+        | \w[\s,]+(?:{WHEN}|{MORE_WHEN})\b"""
     )
 
 
@@ -73,10 +74,11 @@ def _owned_pattern(languages: list[Phrases]) -> re.Pattern[str]:
     return re.compile(rf"(?ix)(?<!\w)(?:{owned})(?!\w)")
 
 
-_COMMAND: Final = _command_pattern(list(LANGUAGES.values()))
-_PERSONAL: Final = _personal_pattern(list(LANGUAGES.values()))
-_OWNED: Final = _owned_pattern(list(LANGUAGES.values()))
-_POLITE: Final = _polite_pattern(list(LANGUAGES.values()))
+_ALL: Final = [*LANGUAGES.values(), *MORE_LANGUAGES.values()]
+_COMMAND: Final = _command_pattern(_ALL)
+_PERSONAL: Final = _personal_pattern(_ALL)
+_OWNED: Final = _owned_pattern(_ALL)
+_POLITE: Final = _polite_pattern(_ALL)
 # Where a request goes on with another clause or sentence.
 _CLAUSE_BREAK: Final = re.compile(r"[,;:.!?]+(?=\s|$)|\s[-–—]+\s")
 # Home Assistant's built-in intents: a tool call of these is a device command.

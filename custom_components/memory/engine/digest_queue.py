@@ -16,6 +16,9 @@ When two people spoke in one conversation (one continued the other's), each
 speaker's messages (what they said and the replies they got) are digested
 apart (`by_speaker`), so what one person said never reaches an LLM call
 whose memories may go to another person.
+
+A conversation's language (`DigestQueue.language`) is the one most of its
+user messages were spoken in: digestion writes its memories in it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from .device_commands import (
     says_something_personal,
     word_count,
 )
+from .languages import language_code
 from .models import HOUSEHOLD, from_timestamp, to_timestamp
 from .sql import IDS, placeholders, rows_in
 from .store import MemoryStore
@@ -178,6 +182,26 @@ class DigestQueue:
         ):
             found[int(row[0])] = (*found.get(int(row[0]), ()), str(row[1]))
         return found
+
+    async def language(self, row_id: int) -> str:
+        """Return the language most of a conversation's user messages were in.
+
+        A primary subtag ("de" for "de-DE" and "de-AT" alike); a tie goes to
+        the one spoken last; '' when no user message has a language.
+        """
+        async with self._store.reader.execute(
+            "SELECT language, count(*), max(id) FROM conversation_messages "
+            "WHERE conversation = ? AND role = 'user' AND language != '' "
+            "GROUP BY language",
+            (row_id,),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        counts: dict[str, tuple[int, int]] = {}
+        for tag, count, last in rows:
+            if code := language_code(str(tag), default=""):
+                before, latest = counts.get(code, (0, 0))
+                counts[code] = (before + int(count), max(latest, int(last)))
+        return max(counts, key=counts.__getitem__, default="")
 
     async def count_by_state(self) -> dict[str, int]:
         """Conversations per digestion state (diagnostics)."""

@@ -5,10 +5,12 @@ Task calls; everything between those calls is here, free of Home Assistant:
 
 - a conversation splits into each speaker's part (`speaker_parts`), minus
   the parts with an opted-out agent or device or too little to digest;
-- the prompt for one part shows the memories it may touch
+- the prompt for one part says which language to write in (the
+  conversation's), shows the memories it may touch
   (`known_memories`, `known_line`) and the part's transcript, secrets
   redacted and every stored or spoken text `fence_safe`;
-- the answer becomes candidates (`read_extraction`): content clamped,
+- the answer becomes candidates (`read_extraction`) in that language:
+  content clamped,
   secrets dropped and counted, `replaces` and `message_id` kept only when
   they name what the prompt showed, and each memory scoped to the speaker
   or the household only (`memory_scope`): one person's words never become
@@ -91,6 +93,8 @@ anything marked [redacted].
 - Skip device commands, small talk, questions and what only mattered now.
 - Write each memory as one short standalone sentence in the third person \
 ("Anna prefers tea in the morning").
+- Write every memory and the summary in {language}, whatever language the \
+known memories are in.
 - type: fact, preference, instruction or event.
 - about: who the memory is about, exactly one of: {participants}.
 - confidence: 0 to 1, how sure you are it is true and durable.
@@ -200,6 +204,9 @@ class Extracted:
     summary: str
     # Memories dropped because they held a secret.
     dropped: int = 0
+    # The language they are written in (the conversation's, e.g. "de");
+    # None: the store's default.
+    language: str | None = None
 
 
 def speaker_names(
@@ -267,9 +274,17 @@ def known_query(transcript: Transcript) -> str:
 
 
 async def known_memories(
-    store: MemoryStore, persons: Sequence[str], *, text: str, vector: Vector | None
+    store: MemoryStore,
+    persons: Sequence[str],
+    *,
+    text: str,
+    vector: Vector | None,
+    language: str | None = None,
 ) -> list[MemoryItem]:
     """Memories the conversation may touch: related ones, and the newest.
+
+    The related ones are found by what was said, analysed in the
+    conversation's `language` (None: the store's default).
 
     "I moved to Seattle" shares no word with "lives in Portland": the
     speaker's newest memories (with their topics) let the LLM link them.
@@ -284,6 +299,7 @@ async def known_memories(
             scopes=scopes,
             types=KNOWN_TYPES,
             limit=KNOWN_LIMIT,
+            language=language,
         )
     )
     newest = await store.search(
@@ -302,17 +318,30 @@ def known_line(item: MemoryItem, names: Mapping[str, str]) -> str:
     return f"[{item.id}] {fence_safe(about)} ({item.type}{topic}): {text}"
 
 
+def _language_clause(name: str) -> str:
+    return (
+        f"{name}, the language of the conversation"
+        if name
+        else ("the language of the conversation")
+    )
+
+
 def extraction_prompt(
     transcript: Transcript,
     *,
     names: Mapping[str, str],
     known: Sequence[MemoryItem],
     day: datetime,
+    language: str,
 ) -> str:
-    """Write the instructions for one part, taken on `day` (local time)."""
+    """Write the instructions for one part, taken on `day` (local time).
+
+    `language` names the language to write in ("German"): the conversation's.
+    """
     participants = ", ".join(f'"{n}"' for n in ("household", *names.values()))
     return EXTRACT_INSTRUCTIONS.format(
         date=f"{day:%A} {day.date().isoformat()}",
+        language=_language_clause(fence_safe(language)),
         participants=participants,
         known="\n".join(known_line(item, names) for item in known) or "(none)",
         transcript=redact_secrets(transcript.text)[0],
@@ -357,10 +386,12 @@ def read_extraction(
     names: Mapping[str, str],
     source: Source,
     known_ids: Collection[int],
+    language: str | None = None,
 ) -> Extracted:
     """Turn the checked answer for one part into candidates and a summary.
 
-    Content is made one line and clamped; a memory holding a secret is
+    They carry `language`, the one the prompt asked for (None: the store's
+    default). Content is made one line and clamped; a memory holding a secret is
     dropped (and counted); `replaces` keeps only the known ids shown and
     `message_id` only a message of the transcript.
     """
@@ -386,10 +417,11 @@ def read_extraction(
                 message_id=(
                     message_id if message_id in part.transcript.message_ids else None
                 ),
+                language=language,
             )
         )
     summary = " ".join(str(data["summary"]).split())
-    return Extracted(part.scope, source, candidates, summary, dropped)
+    return Extracted(part.scope, source, candidates, summary, dropped, language)
 
 
 def summary_memory(extracted: Extracted) -> NewMemory | None:
@@ -402,6 +434,7 @@ def summary_memory(extracted: Extracted) -> NewMemory | None:
         type=MemoryType.SUMMARY,
         scope=extracted.scope,
         tags=(SUMMARY_TAG,),
+        language=extracted.language,
     )
 
 

@@ -4,7 +4,7 @@ A query is analysed like the rows it searches (`analysis.py`): in the
 speaker's language and, when that differs, in the store's default language
 too, so a household that mixes two languages finds both. Long words of the
 compounding languages add those of their parts that the index knows
-(`analysis.compound_parts`, checked against the FTS5 vocabulary), so
+(`analysis.compound_words`, checked against the FTS5 vocabulary), so
 "Müllabfuhr" reaches "Restmülltonne" and "Geburtstagsfeier" "Geburtstag".
 
 How many rows hold each term (the vocabulary's `doc` count) sets its weight
@@ -34,14 +34,15 @@ the closing quote of a compound head).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
 from typing import Final
 
 import aiosqlite
 
-from .analysis import MAX_QUERY_TERMS, compound_parts, query_terms
+from .analysis import compound_words, query_terms_in
+from .languages import COMPOUNDING, language_code
 
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5's
 # bm25 costs about 1 us a row here. 2000 gave the best keyword-only top 10
@@ -60,6 +61,9 @@ CACHE_DRIFT: Final = 0.01
 CACHE_TERMS: Final = 4096
 # bm25's term-frequency saturation, FTS5's default.
 BM25_K1: Final = 1.2
+# Letters a query term needs before, in a compounding language, it also
+# matches the stored words it begins.
+MIN_PREFIX_TERM: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +244,78 @@ async def _floor(
     return int(rows[0][0]) if rows else 0
 
 
-def _analysed(text: str, languages: Iterable[str]) -> list[str]:
-    terms: dict[str, None] = {}
-    for language in languages:
-        terms.update(dict.fromkeys(query_terms(text, language)))
-    return list(terms)[:MAX_QUERY_TERMS]
+async def _as_heads(
+    conn: aiosqlite.Connection,
+    counter: TermCounts,
+    terms: Sequence[str],
+    counts: dict[str, int],
+    total: int,
+) -> list[str]:
+    """Long query terms that also begin stored compounds, to match as prefixes.
+
+    In a compounding language a query word may be the head of a stored
+    compound ("voetbal" of "voetbaltraining"); each such term's count
+    becomes the rows of every term it begins.
+    """
+    heads = []
+    for term in terms:
+        if len(term) >= MIN_PREFIX_TERM and term.isalpha():
+            rows = await counter.prefix(conn, term, total)
+            if rows > counts.get(term, 0):
+                counts[term] = rows
+                heads.append(term)
+    return heads
+
+
+async def _known_parts(
+    conn: aiosqlite.Connection,
+    counter: TermCounts,
+    parts: Sequence[tuple[str, str]],
+    known: tuple[dict[str, int], int],
+    taken: Iterable[str],
+) -> tuple[list[str], str | None]:
+    """Find a word's longest tail and longest head that the index holds.
+
+    Returns the parts found and the head among them (matched as a prefix);
+    `known` is the counts so far, which get the head's rows, and the
+    table's row count.
+    """
+    counts, total = known
+    found: list[str] = []
+    tails = sorted(
+        (part for part, kind in parts if kind == "exact" and counts.get(part)),
+        key=len,
+        reverse=True,
+    )
+    if tails:
+        found.append(tails[0])
+    taken = set(taken)
+    for head in sorted(
+        (part for part, kind in parts if kind == "prefix"), key=len, reverse=True
+    ):
+        if head in taken or head in found:
+            break
+        if rows := await counter.prefix(conn, head, total):
+            counts[head] = rows
+            found.append(head)
+            return found, head
+    return found, None
+
+
+def _driving(
+    chosen: Iterable[str], counts: Mapping[str, int], budget: int
+) -> list[str]:
+    """Pick the MATCH's terms: rarest first, within the budget; the rarest always."""
+    driving: list[str] = []
+    matched = 0
+    for term in sorted(
+        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
+    ):
+        if driving and matched + counts[term] > budget:
+            break
+        driving.append(term)
+        matched += counts[term]
+    return driving
 
 
 async def keyword_query(
@@ -266,51 +337,55 @@ async def keyword_query(
     bounded to its newest `budget` rows (`KeywordQuery.floor`).
     """
     counter = vocab if isinstance(vocab, TermCounts) else TermCounts(vocab)
-    terms = _analysed(text, languages)
     languages = list(dict.fromkeys(languages))
-    parts: dict[str, str] = {}
-    for language in languages:
-        for part, kind in compound_parts(text, language):
-            if part not in terms:
-                parts.setdefault(part, kind)
-    exact = [part for part, kind in parts.items() if kind == "exact"]
+    terms = query_terms_in(text, languages)
+    groups = [
+        group for language in languages for group in compound_words(text, language)
+    ]
+    exact = list(
+        dict.fromkeys(
+            part
+            for _whole, parts in groups
+            for part, kind in parts
+            if kind == "exact" and part not in terms
+        )
+    )
     counts = await counter.terms(conn, [*terms, *exact], total)
-    prefixes: list[str] = []
-    for head in (part for part, kind in parts.items() if kind == "prefix"):
-        if len(prefixes) >= MAX_PARTS or any(p.startswith(head) for p in prefixes):
-            continue
-        found = await counter.prefix(conn, head, total)
-        if found:
-            prefixes.append(head)
-            counts[head] = found
-    chosen = list(terms)
-    chosen += [part for part in exact if counts.get(part)][:MAX_PARTS]
-    chosen += prefixes
-    if not chosen:
-        return None
     total = max(total, 1)
-    weights = {term: idf(counts.get(term, 0), total) for term in chosen}
-    # The MATCH: rarest first, within the budget; the rarest always.
-    driving: list[str] = []
-    matched = 0
-    for term in sorted(
-        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
-    ):
-        if driving and matched + counts[term] > budget:
+    prefixes: list[str] = []
+    if any(language_code(language) in COMPOUNDING for language in languages):
+        prefixes += await _as_heads(conn, counter, terms, counts, total)
+    weights = {term: idf(counts.get(term, 0), total) for term in terms}
+    added = 0
+    # Per word, the parts the index holds ("Müllabfuhr": "mull*" reaches
+    # "Restmülltonne"). When the index does not hold the word itself, its
+    # parts stand in for it: they take its weight, and it leaves the coverage.
+    for whole, parts in groups:
+        if added >= MAX_PARTS:
             break
-        driving.append(term)
-        matched += counts[term]
+        found, head = await _known_parts(conn, counter, parts, (counts, total), weights)
+        if head is not None:
+            prefixes.append(head)
+        inherited = 0.0
+        if found and whole and not any(counts.get(term) for term in whole):
+            inherited = max((weights.pop(term, 0.0) for term in whole), default=0.0)
+        for part in found:
+            added += part not in weights
+            weights[part] = max(
+                weights.get(part, 0.0), idf(counts[part], total), inherited
+            )
+    driving = _driving(weights, counts, budget)
     if not driving:
         return None
     head_set = frozenset(prefixes)
     expression = " OR ".join(_quoted(term, term in head_set) for term in driving)
     floor = 0
-    if index is not None and matched > budget:
+    if index is not None and sum(counts[term] for term in driving) > budget:
         # Even the rarest term is in more rows than the budget: its newest.
         floor = await _floor(conn, index, expression, budget)
     others = {
         term: bm25_idf(counts[term], total)
-        for term in chosen
+        for term in weights
         if counts.get(term) and term not in driving
     }
     every = ""

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import reanalysis
 from .consolidation_queries import active_by_topic, find_active, stored_vectors
 from .models import MemoryItem, Vector
+from .reanalysis import BATCH, pending, prepare, write
 from .search import MemorySearch
 
 
@@ -35,21 +35,21 @@ class MemoryStore(MemorySearch):
         _writer, reader = self._require()
         return await stored_vectors(reader, self._model, ids)
 
-    async def reanalyse(self, limit: int = reanalysis.BATCH) -> int:
+    async def reanalyse(self, limit: int = BATCH) -> int:
         """Redo the search terms of up to `limit` rows of an older analysis.
 
         Memories first, then messages; returns how many rows were read (0
         when none are left). See `reanalysis.py`.
         """
         _writer, reader = self._require()
-        updates = await reanalysis.prepare(reader, self.language, limit)
+        updates = await prepare(reader, self.language, limit)
         done = sum(map(len, updates))
         if done:
             async with self.transaction() as conn:
-                await reanalysis.write(conn, updates)
+                await write(conn, updates)
         return done
 
     async def pending_analysis(self) -> int:
         """Rows whose search terms are not of the current analysis yet."""
         _writer, reader = self._require()
-        return await reanalysis.pending(reader)
+        return await pending(reader)

@@ -1,15 +1,9 @@
-"""Text handling: normalisation, safe FTS5 queries, and text safe in a prompt.
+"""Text handling: normalisation, English word matching, and text safe in a prompt.
 
-User text never reaches `MATCH` raw. Words are extracted with a Unicode
-regular expression and each is passed as a quoted FTS5 string, so operators
-(`AND`, `OR`, `NOT`, `NEAR(`), column filters (`:`), prefixes (`*`),
-negation (`-`), quotes and brackets are searched as plain words or dropped as
-punctuation, and never raise a syntax error. The only syntax added is ours: a
-`*` after the closing quote, so that a word also finds its inflections.
-
-The choices here (stop words, OR, light stemming with prefix matching) were
-measured on the LoCoMo benchmark: see `bench/locomo.py` and
-`docs/benchmarks/recall.md`.
+Keyword search analyses text per language (`analysis.py`, `keywords.py`);
+what is here is language-blind or English: folding like FTS5's unicode61,
+the light English word matching that the duplicate and secret checks use
+(`query_terms`, `stem`, `term_coverage`), content and tag normalisation.
 
 Every stored or spoken text that goes into an LLM prompt (recall, digestion,
 the consolidation question, profiles, tool results) passes `fence_safe`
@@ -35,12 +29,12 @@ _TAG = re.compile(r"^[\w.-]+$", re.UNICODE)
 # Bounded so a pasted page cannot turn into a huge MATCH expression.
 MAX_QUERY_TERMS: Final = 32
 
-# Light stemming for recall: a query word loses one of these endings (the
+# Light English stemming (duplicate and secret checks): a word loses one of these endings (the
 # first that fits) when at least PREFIX_MIN_CHARS letters remain, and a term
 # of at least PREFIX_MIN_CHARS letters is matched as a prefix: "painting"
 # searches `paint*` (paint, painted, painter), "dances" `danc*` (dance,
 # dancing). Shorter words must match exactly, so "car" does not find
-# "career". Query side only: the index keeps plain unicode61 tokens.
+# "career".
 STEM_SUFFIXES: Final = ("ing", "ed", "es", "s")
 PREFIX_MIN_CHARS: Final = 4
 
@@ -168,30 +162,6 @@ def query_terms(text: str) -> list[str]:
     content_words = [word for word in words if word not in STOP_WORDS]
     chosen = content_words or words
     return list(dict.fromkeys(chosen))[:MAX_QUERY_TERMS]
-
-
-def fts_term(term: str) -> str:
-    """One query word as an FTS5 string, a prefix query when it is long enough.
-
-    The word is quoted (embedded quotes doubled), which FTS5 treats as a
-    literal phrase; the only syntax added is the prefix `*` after the quote.
-    """
-    stemmed = stem(term)
-    quoted = '"' + stemmed.replace('"', '""') + '"'
-    return quoted + "*" if is_prefix_term(stemmed) else quoted
-
-
-def fts_match_expression(text: str) -> str | None:
-    """Build an FTS5 MATCH expression that ORs the query's words (None: no words).
-
-    OR, not AND: a spoken question has words its answer does not repeat, and
-    bm25 already ranks documents with more (and rarer) words first. No
-    operator or column syntax from the text can leak through (see `fts_term`).
-    """
-    terms = query_terms(text)
-    if not terms:
-        return None
-    return " OR ".join(dict.fromkeys(fts_term(term) for term in terms))
 
 
 # -- text safe in a prompt ----------------------------------------------------
