@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor
 import ctypes
+import functools
 import math
 import os
 from pathlib import Path
@@ -241,7 +242,7 @@ class BertEncoder:
         return self._model
 
     def close(self) -> None:
-        """Drop the weights (about 90 MB for MiniLM-L6); `encode` reloads.
+        """Drop the weights (what of the mapped files was read); `encode` reloads.
 
         Waits for a running `encode`, so call it from the executor too.
         """
@@ -260,13 +261,21 @@ class BertEncoder:
         """Free the weights."""
         self.close()
 
-    def encode(self, texts: Sequence[str]) -> F32:
+    def prefix(self, *, query: bool) -> str:
+        """Give what goes before a text: E5's "query: " / "passage: ", else nothing."""
+        if self.spec is None:
+            return ""
+        return self.spec.query_prefix if query else self.spec.passage_prefix
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> F32:
         """Embed texts: float32 array (len(texts), dims), rows in input order.
 
         Texts go through the model packed end to end in groups of at most
         `batch_size` texts and `max_batch_tokens` tokens, so no work is spent
         on padding. Texts longer than the model's maximum are truncated, as
-        sentence-transformers does.
+        sentence-transformers does. `query` marks search questions for models
+        that embed them differently from what is searched (the spec's
+        prefixes); the others ignore it.
 
         Raises:
             EncoderError: the model cannot be loaded.
@@ -274,6 +283,8 @@ class BertEncoder:
         """
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, not one string")
+        if prefix := self.prefix(query=query):
+            texts = [prefix + text for text in texts]
         with self._lock:
             model = self._loaded_model()
             out = np.empty((len(texts), model.config.hidden_size), dtype=np.float32)
@@ -303,16 +314,22 @@ class BertEncoder:
         if first < len(lengths):
             yield first, len(lengths)
 
-    def encode_one(self, text: str) -> F32:
+    def encode_one(self, text: str, *, query: bool = False) -> F32:
         """Embed one text: float32 array (dims,)."""
-        return self.encode([text]).reshape(-1)
+        return self.encode([text], query=query).reshape(-1)
 
     async def aencode(
-        self, texts: Sequence[str], executor: Executor | None = None
+        self,
+        texts: Sequence[str],
+        executor: Executor | None = None,
+        *,
+        query: bool = False,
     ) -> F32:
         """`encode` in `executor` (the loop's default when None), for async code."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(executor, self.encode, texts)
+        return await loop.run_in_executor(
+            executor, functools.partial(self.encode, texts, query=query)
+        )
 
 
 __all__ = [
