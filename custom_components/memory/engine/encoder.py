@@ -5,8 +5,9 @@ or onnxruntime, yet semantic recall should work without Ollama or a cloud
 account. A 6-layer MiniLM is small enough to run as a few dozen float32 matrix
 products, so this module implements BERT inference with numpy alone: the
 `.safetensors` weights are memory-mapped (a dozen lines of format, no extra
-package, `encoder_files`) and `tokenizers` (musllinux wheels) splits the text;
-the numeric kernels are in `encoder_math`.
+package, `encoder_files`) and `tokenizers` (musllinux wheels) splits the text
+(a large sentencepiece vocabulary through `encoder_unigram`, which keeps it
+compact); the numeric kernels are in `encoder_math`.
 
 The API is synchronous and thread-safe: Home Assistant calls `encode` from its
 executor (`aencode` does that for async callers). Weights load on first use and
@@ -37,6 +38,7 @@ from .encoder_files import (
     load_weights,
 )
 from .encoder_math import ACTIVATIONS, F32, I64, gelu, layer_norm
+from .encoder_unigram import UnigramError, UnigramTokenizer
 from .model_files import ModelSpec
 
 DEFAULT_BATCH_SIZE = 32
@@ -65,20 +67,33 @@ class _Model:
             self.settings.max_seq_length, self.config.max_position_embeddings
         )
         tokenizer_path = folder / (spec.tokenizer_file if spec else "tokenizer.json")
+        self.tokenizer: Tokenizer | None = None
+        self.unigram: UnigramTokenizer | None = None
         try:
-            self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as err:  # tokenizers raises plain Exception
-            raise EncoderError(f"cannot read {tokenizer_path.name}: {err}") from err
-        # tokenizer.json may carry its own padding/truncation (MiniLM's says
-        # 128): sentence-transformers overrides both, and so do we.
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=self.max_len)
+            # A sentencepiece vocabulary (XLM-R's 250k pieces) in a compact
+            # form; everything else through the library.
+            self.unigram = UnigramTokenizer(tokenizer_path)
+            self.unigram.enable_truncation(self.max_len)
+        except UnigramError, OSError:
+            self.unigram = None
+        if self.unigram is None:
+            try:
+                self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            except Exception as err:  # tokenizers raises plain Exception
+                raise EncoderError(f"cannot read {tokenizer_path.name}: {err}") from err
+            # tokenizer.json may carry its own padding/truncation (MiniLM's
+            # says 128): sentence-transformers overrides both, and so do we.
+            self.tokenizer.no_padding()
+            self.tokenizer.enable_truncation(max_length=self.max_len)
         self.weights = load_weights(
             folder / (spec.weights_file if spec else "model.safetensors"), self.config
         )
         self.activation = ACTIVATIONS[self.config.hidden_act]
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        if self.unigram is not None:
+            return self.unigram.encode_batch_ids(texts)
+        assert self.tokenizer is not None  # noqa: S101 - one of the two is set
         if len(texts) == 1:
             return [self.tokenizer.encode(texts[0]).ids]
         return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
