@@ -30,22 +30,23 @@ from tokenizers import Tokenizer
 
 # tokenizers' (and sentencepiece's) penalty for a character no piece covers.
 _UNK_PENALTY = 10.0
-_SCORE = r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
-_ENTRY = re.compile(r'\s*\[\s*"((?:[^"\\]|\\.)*)"\s*,\s*(' + _SCORE + r")\s*\]\s*,?")
-_VOCAB_KEY = re.compile(r'"vocab"\s*:\s*\[')
-_CLOSE = re.compile(r"\s*\]")
+_SCORE = rb"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+_ENTRY = re.compile(rb'\s*\[\s*"((?:[^"\\]|\\.)*)"\s*,\s*(' + _SCORE + rb")\s*\]\s*,?")
+_VOCAB_KEY = re.compile(rb'"vocab"\s*:\s*\[')
+_CLOSE = re.compile(rb"\s*\]")
 
 
 class UnigramError(ValueError):
     """The file is no Unigram tokenizer this module can read."""
 
 
-def _scan_vocab(raw: str) -> tuple[int, int, list[str], array[float]]:
+def _scan_vocab(raw: bytes) -> tuple[int, int, list[str], array[float]]:
     """Find and read the vocabulary array of a Unigram `tokenizer.json`.
 
-    A streaming scan instead of `json.loads`, which would first build 250k
-    lists and floats only to throw them away (tens of MB of peak memory).
-    Returns the array's span in `raw`, the pieces in id order and their scores.
+    A streaming scan of the file's bytes instead of `json.loads`, which would
+    first decode the whole file (60 MB as a str once it holds an emoji) and
+    build 250k lists and floats only to throw them away. Returns the array's
+    span in `raw`, the pieces in id order and their scores.
     """
     found = _VOCAB_KEY.search(raw)
     if found is None:
@@ -58,7 +59,9 @@ def _scan_vocab(raw: str) -> tuple[int, int, list[str], array[float]]:
         if entry is None:
             break
         piece = entry.group(1)
-        pieces.append(json.loads(f'"{piece}"') if "\\" in piece else piece)
+        pieces.append(
+            json.loads(b'"' + piece + b'"') if b"\\" in piece else piece.decode()
+        )
         scores.append(float(entry.group(2)))
         pos = entry.end()
     close = _CLOSE.match(raw, pos)
@@ -72,9 +75,12 @@ class UnigramTokenizer:
 
     def __init__(self, path: Path) -> None:
         """Read `path`; `UnigramError` (or OSError) if it is not a Unigram tokenizer."""
-        raw = path.read_text(encoding="utf-8")
-        start, end, pieces, scores = _scan_vocab(raw)
-        rest: dict[str, Any] = json.loads(raw[:start] + "[]" + raw[end:])
+        raw = path.read_bytes()
+        try:
+            start, end, pieces, scores = _scan_vocab(raw)
+            rest: dict[str, Any] = json.loads(raw[:start] + b"[]" + raw[end:])
+        except UnicodeDecodeError as err:
+            raise UnigramError("not UTF-8") from err
         del raw
         model = rest.get("model") or {}
         if model.get("type") != "Unigram" or not pieces:
