@@ -19,6 +19,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from custom_components.memory.engine.encoder import BertEncoder
+from custom_components.memory.engine.encoder_files import EmbeddingRows, TensorFile
 from custom_components.memory.engine.model_files import (
     MULTILINGUAL_E5_SMALL,
     ModelSpec,
@@ -161,3 +162,20 @@ def test_installs_from_a_local_folder(tmp_path: Path, tiny: Tiny) -> None:
 def test_default_model_follows_the_language(language: str | None, model: str) -> None:
     """English keeps the small English model; every other language gets E5."""
     assert default_model_for(language) == model
+
+
+def test_embedding_rows_are_read_from_the_file(tmp_path: Path, tiny: Tiny) -> None:
+    """The table is read by rows (not mapped): any order, repeats, runs."""
+    tensors, _config, _spec = tiny
+    table = tensors["embeddings.word_embeddings.weight"]
+    rows = TensorFile(tmp_path / "model.safetensors").rows(
+        "embeddings.word_embeddings.weight"
+    )
+    assert isinstance(rows, EmbeddingRows)
+    assert rows.shape == table.shape
+    last = len(table) - 1
+    ids = np.array([5, 3, 4, 5, 0, last, 4, last - 2, last - 1], dtype=np.int64)
+    np.testing.assert_array_equal(rows.take(ids), table[ids])
+    assert rows.take(np.array([], dtype=np.int64)).shape == (0, table.shape[1])
+    with pytest.raises(IndexError):
+        rows.take(np.array([len(table)], dtype=np.int64))

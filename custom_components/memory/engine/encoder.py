@@ -114,7 +114,7 @@ class _Model:
         starts = ends - lengths
         spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
         positions = np.arange(len(ids)) - np.repeat(starts, lengths)
-        x = w.word[ids]
+        x = w.word.take(ids)
         x += w.position[positions]
         x += w.token_type
         layer_norm(x, w.ln_g, w.ln_b, cfg.layer_norm_eps)
