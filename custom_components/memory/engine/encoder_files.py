@@ -159,7 +159,9 @@ class EmbeddingRows:
     def take(self, ids: npt.NDArray[np.int64]) -> F32:
         """Rows `ids` (any order, repeats allowed) as a new (len(ids), H) array."""
         unique, inverse = np.unique(ids, return_inverse=True)
-        if len(unique) and not 0 <= int(unique[0]) <= int(unique[-1]) < self.shape[0]:
+        if not len(unique):
+            return np.empty((0, self.shape[1]), dtype=np.float32)
+        if not 0 <= int(unique[0]) <= int(unique[-1]) < self.shape[0]:
             raise IndexError("token id outside the embedding table")
         rows = np.empty((len(unique), self.shape[1]), dtype=np.float32)
         buffer = memoryview(rows).cast("B")
