@@ -110,3 +110,28 @@ def test_other_tokenizers_are_left_to_the_library(tmp_path: Path) -> None:
     for name in ("wordpiece.json", "fallback.json", "broken.json"):
         with pytest.raises(UnigramError):
             UnigramTokenizer(tmp_path / name)
+
+
+def test_ties_resolve_as_in_the_library(tmp_path: Path) -> None:
+    """Equal-scoring segmentations: the library keeps the first one found."""
+    vocab = [
+        ("<s>", 0.0),
+        ("<pad>", 0.0),
+        ("</s>", 0.0),
+        ("<unk>", 0.0),
+        ("▁", -1.0),
+        ("▁a", -1.0),
+        ("b", -1.0),
+        ("▁ab", -2.0),  # = "▁a" + "b"
+        ("a", -1.0),
+        ("ab", -1.0),  # "▁" + "ab" ties with "▁ab" and "▁a" + "b"
+        ("c", -0.5),
+        ("bc", -1.5),  # "b" + "c" ties with "bc"
+    ]
+    tokenizer = unigram_tokenizer(["ab abc"], vocab_size=20)
+    tokenizer.model = models.Unigram(vocab, unk_id=3, byte_fallback=False)
+    path = tmp_path / "tokenizer.json"
+    tokenizer.save(str(path))
+    texts = ["ab", "abc", "ab ab", "a b c", "abcabc"]
+    library = [e.ids for e in Tokenizer.from_file(str(path)).encode_batch(texts)]
+    assert UnigramTokenizer(path).encode_batch_ids(texts) == library
