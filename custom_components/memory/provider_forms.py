@@ -38,8 +38,8 @@ FLOW_ERRORS = {
     "invalid_response",
     "dimensions_out_of_range",
 }
-# Resident memory of each loaded built-in model, rounded up from the peak RSS
-# `bench/encoder.py` measures (docs/benchmarks/encoder.md).
+# Resident memory of each loaded built-in model: the peak RSS `bench/encoder.py`
+# measures (65 and 133 MB, docs/benchmarks/encoder.md), with room to spare.
 LOCAL_MEMORY_MB = {"all-MiniLM-L6-v2": 100, "multilingual-e5-small": 150}
 # The built-in models in the form's order, English first.
 LOCAL_MODELS = list(MODEL_SPECS)
