@@ -166,6 +166,10 @@ def test_selector_options_are_translated() -> None:
             if select and "translation_key" in select:
                 options = wanted.setdefault(select["translation_key"], set())
                 options.update(select["options"])
+    # Selects of the config and options flows (the built-in model's choice).
+    from custom_components.memory.provider_forms import LOCAL_MODELS  # noqa: PLC0415
+
+    wanted["local_model"] = set(LOCAL_MODELS)
     translated = _en()["selector"]
     assert set(translated) == set(wanted)
     for key, options in wanted.items():
@@ -293,6 +297,8 @@ class _KeyCollector(ast.NodeVisitor):
             return "issues"
         if name.endswith("Description"):
             return f"entity.{self.platform}"
+        if name == "SelectSelectorConfig":
+            return "selector"
         return "exceptions"
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -53,7 +53,12 @@ from .embedding import (
     store_model,
 )
 from .engine.embedding_jobs import count_missing
-from .engine.model_files import DEFAULT_MODEL, MODEL_SPECS, ModelFilesError, ModelSpec
+from .engine.model_files import (
+    MODEL_SPECS,
+    ModelFilesError,
+    ModelSpec,
+    default_model_for,
+)
 from .engine.providers import (
     HTTP_PROVIDERS,
     OPENAI_DEFAULT_URL,
@@ -71,6 +76,7 @@ from .options_flow import MemoryOptionsFlow
 from .provider_forms import (
     flow_error,
     local_costs,
+    local_schema,
     provider_client,
     server_schema,
     shown_url,
@@ -100,6 +106,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         self._data: dict[str, Any] = {}
         self._models: list[ModelInfo] = []
         self._download: asyncio.Task[None] | None = None
+        self._spec: ModelSpec | None = None
 
     # -- choosing a provider ------------------------------------------------
 
@@ -118,7 +125,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         return self._provider_menu("reconfigure")
 
     def _provider_menu(self, step_id: str) -> ConfigFlowResult:
-        spec = MODEL_SPECS[DEFAULT_MODEL]
+        spec = MODEL_SPECS[self._suggested_local_model()]
         return self.async_show_menu(
             step_id=step_id,
             menu_options=PROVIDER_MENU,
@@ -312,13 +319,29 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
 
     # -- the built-in model --------------------------------------------------
 
+    def _suggested_local_model(self) -> str:
+        """Suggest the entry's built-in model when reconfiguring one, else by language.
+
+        Home Assistant's language picks the default: English keeps the small
+        English model, every other language gets the multilingual one.
+        """
+        if self.source == SOURCE_RECONFIGURE:
+            data = self._get_reconfigure_entry().data
+            if data.get(CONF_PROVIDER) == PROVIDER_LOCAL and (
+                data.get(CONF_MODEL) in MODEL_SPECS
+            ):
+                return str(data[CONF_MODEL])
+        return default_model_for(self.hass.config.language)
+
     async def async_step_local(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Say what the built-in model costs; download it, or copy it from a folder."""
-        spec = MODEL_SPECS[DEFAULT_MODEL]
+        """Offer the built-in models with their costs; download one, or copy it."""
+        suggested = self._suggested_local_model()
         errors: dict[str, str] = {}
         if user_input is not None:
+            spec = MODEL_SPECS[str(user_input.get(CONF_MODEL) or suggested)]
+            self._spec = spec
             try:
                 await async_local_requirements(self.hass)
             except RequirementsNotFound:
@@ -337,11 +360,10 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         return self.async_show_form(
             step_id="local",
             data_schema=self.add_suggested_values_to_schema(
-                probatio.Schema({probatio.Optional(CONF_MODEL_FOLDER): TextSelector()}),
-                user_input,
+                local_schema(suggested), user_input
             ),
             errors=errors,
-            description_placeholders=local_costs(spec),
+            description_placeholders=local_costs(MODEL_SPECS[suggested]),
         )
 
     async def async_step_local_download(
@@ -349,7 +371,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
     ) -> ConfigFlowResult:
         """Download the weights with progress (a broken download resumes)."""
-        spec = MODEL_SPECS[DEFAULT_MODEL]
+        spec = self._chosen_spec()
         if self._download is None:
             self._download = self.hass.async_create_task(
                 self._async_download(spec), "memory model download"
@@ -368,6 +390,9 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
             LOGGER.warning("Downloading the built-in model failed: %s", err)
             return self.async_show_progress_done(next_step_id="local_failed")
         return self.async_show_progress_done(next_step_id="local_finish")
+
+    def _chosen_spec(self) -> ModelSpec:
+        return self._spec or MODEL_SPECS[self._suggested_local_model()]
 
     async def _async_download(self, spec: ModelSpec) -> None:
         await async_download_local_model(
@@ -391,7 +416,7 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
         user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
     ) -> ConfigFlowResult:
         """Use the downloaded model; its files matched their pinned checksums."""
-        spec = MODEL_SPECS[DEFAULT_MODEL]
+        spec = self._chosen_spec()
         return await self._async_finish(
             {
                 CONF_PROVIDER: PROVIDER_LOCAL,

@@ -3,7 +3,7 @@
 What the set-up and reconfigure steps of `config_flow.py` share about an
 embedding server: which failures a form names, how a URL is shown (without a
 password), the Ollama servers Home Assistant already knows, and the built-in
-model's costs.
+models: their costs and the form that picks one.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from homeassistant.helpers.selector import (
 )
 import probatio
 
-from .const import CONF_MODEL, CONF_PROVIDER, LOGGER, PROVIDER_OLLAMA
-from .engine.model_files import ModelSpec
+from .const import CONF_MODEL, CONF_MODEL_FOLDER, CONF_PROVIDER, LOGGER, PROVIDER_OLLAMA
+from .engine.model_files import MODEL_SPECS, ModelSpec
 from .engine.providers import HTTP_PROVIDERS, HttpProvider, ProviderError
 
 # Errors a form shows, each with a translated message; others read as these.
@@ -38,9 +38,11 @@ FLOW_ERRORS = {
     "invalid_response",
     "dimensions_out_of_range",
 }
-# Resident memory of the loaded built-in model (bench: about 60 MB of weights
-# and activations, 30 MB for the tokenizer library).
-LOCAL_MEMORY_MB = 100
+# Resident memory of each loaded built-in model: the peak RSS `bench/encoder.py`
+# measures (65 and 133 MB, docs/benchmarks/encoder.md), with room to spare.
+LOCAL_MEMORY_MB = {"all-MiniLM-L6-v2": 100, "multilingual-e5-small": 150}
+# The built-in models in the form's order, English first.
+LOCAL_MODELS = list(MODEL_SPECS)
 
 
 def flow_error(err: ProviderError) -> str:
@@ -80,8 +82,24 @@ def local_costs(spec: ModelSpec) -> dict[str, str]:
     return {
         "model": spec.key,
         "size": str(round(spec.total_size / 1_000_000)),
-        "memory": str(LOCAL_MEMORY_MB),
+        "memory": str(LOCAL_MEMORY_MB.get(spec.key, 150)),
     }
+
+
+def local_schema(suggested: str) -> probatio.Schema:
+    """Build the built-in model's form: which model, and an optional folder."""
+    return probatio.Schema(
+        {
+            probatio.Required(CONF_MODEL, default=suggested): SelectSelector(
+                SelectSelectorConfig(
+                    options=LOCAL_MODELS,
+                    translation_key="local_model",
+                    mode=SelectSelectorMode.LIST,
+                )
+            ),
+            probatio.Optional(CONF_MODEL_FOLDER): TextSelector(),
+        }
+    )
 
 
 def known_urls(hass: HomeAssistant) -> list[str]:

@@ -415,7 +415,7 @@ class _Encoder:
         self.closed = 0
         self.failure = failure
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         if self.failure is not None:
             raise self.failure
         return np.asarray([fake_vector(t, 8) for t in texts], dtype=np.float32)

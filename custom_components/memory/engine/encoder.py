@@ -5,8 +5,9 @@ or onnxruntime, yet semantic recall should work without Ollama or a cloud
 account. A 6-layer MiniLM is small enough to run as a few dozen float32 matrix
 products, so this module implements BERT inference with numpy alone: the
 `.safetensors` weights are memory-mapped (a dozen lines of format, no extra
-package, `encoder_files`) and `tokenizers` (musllinux wheels) splits the text;
-the numeric kernels are in `encoder_math`.
+package, `encoder_files`) and `tokenizers` (musllinux wheels) splits the text
+(a large sentencepiece vocabulary through `encoder_unigram`, which keeps it
+compact); the numeric kernels are in `encoder_math`.
 
 The API is synchronous and thread-safe: Home Assistant calls `encode` from its
 executor (`aencode` does that for async callers). Weights load on first use and
@@ -19,6 +20,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor
 import ctypes
+import functools
 import math
 import os
 from pathlib import Path
@@ -36,6 +38,7 @@ from .encoder_files import (
     load_weights,
 )
 from .encoder_math import ACTIVATIONS, F32, I64, gelu, layer_norm
+from .encoder_unigram import UnigramError, UnigramTokenizer
 from .model_files import ModelSpec
 
 DEFAULT_BATCH_SIZE = 32
@@ -64,20 +67,33 @@ class _Model:
             self.settings.max_seq_length, self.config.max_position_embeddings
         )
         tokenizer_path = folder / (spec.tokenizer_file if spec else "tokenizer.json")
+        self.tokenizer: Tokenizer | None = None
+        self.unigram: UnigramTokenizer | None = None
         try:
-            self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as err:  # tokenizers raises plain Exception
-            raise EncoderError(f"cannot read {tokenizer_path.name}: {err}") from err
-        # tokenizer.json may carry its own padding/truncation (MiniLM's says
-        # 128): sentence-transformers overrides both, and so do we.
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=self.max_len)
+            # A sentencepiece vocabulary (XLM-R's 250k pieces) in a compact
+            # form; everything else through the library.
+            self.unigram = UnigramTokenizer(tokenizer_path)
+            self.unigram.enable_truncation(self.max_len)
+        except UnigramError, OSError:
+            self.unigram = None
+        if self.unigram is None:
+            try:
+                self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            except Exception as err:  # tokenizers raises plain Exception
+                raise EncoderError(f"cannot read {tokenizer_path.name}: {err}") from err
+            # tokenizer.json may carry its own padding/truncation (MiniLM's
+            # says 128): sentence-transformers overrides both, and so do we.
+            self.tokenizer.no_padding()
+            self.tokenizer.enable_truncation(max_length=self.max_len)
         self.weights = load_weights(
             folder / (spec.weights_file if spec else "model.safetensors"), self.config
         )
         self.activation = ACTIVATIONS[self.config.hidden_act]
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        if self.unigram is not None:
+            return self.unigram.encode_batch_ids(texts)
+        assert self.tokenizer is not None  # noqa: S101 - one of the two is set
         if len(texts) == 1:
             return [self.tokenizer.encode(texts[0]).ids]
         return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
@@ -98,7 +114,7 @@ class _Model:
         starts = ends - lengths
         spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
         positions = np.arange(len(ids)) - np.repeat(starts, lengths)
-        x = w.word[ids]
+        x = w.word.take(ids)
         x += w.position[positions]
         x += w.token_type
         layer_norm(x, w.ln_g, w.ln_b, cfg.layer_norm_eps)
@@ -241,7 +257,7 @@ class BertEncoder:
         return self._model
 
     def close(self) -> None:
-        """Drop the weights (about 90 MB for MiniLM-L6); `encode` reloads.
+        """Drop the weights (what of the mapped files was read); `encode` reloads.
 
         Waits for a running `encode`, so call it from the executor too.
         """
@@ -260,13 +276,21 @@ class BertEncoder:
         """Free the weights."""
         self.close()
 
-    def encode(self, texts: Sequence[str]) -> F32:
+    def prefix(self, *, query: bool) -> str:
+        """Give what goes before a text: E5's "query: " / "passage: ", else nothing."""
+        if self.spec is None:
+            return ""
+        return self.spec.query_prefix if query else self.spec.passage_prefix
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> F32:
         """Embed texts: float32 array (len(texts), dims), rows in input order.
 
         Texts go through the model packed end to end in groups of at most
         `batch_size` texts and `max_batch_tokens` tokens, so no work is spent
         on padding. Texts longer than the model's maximum are truncated, as
-        sentence-transformers does.
+        sentence-transformers does. `query` marks search questions for models
+        that embed them differently from what is searched (the spec's
+        prefixes); the others ignore it.
 
         Raises:
             EncoderError: the model cannot be loaded.
@@ -274,6 +298,8 @@ class BertEncoder:
         """
         if isinstance(texts, str):
             raise TypeError("encode takes a sequence of texts, not one string")
+        if prefix := self.prefix(query=query):
+            texts = [prefix + text for text in texts]
         with self._lock:
             model = self._loaded_model()
             out = np.empty((len(texts), model.config.hidden_size), dtype=np.float32)
@@ -303,16 +329,22 @@ class BertEncoder:
         if first < len(lengths):
             yield first, len(lengths)
 
-    def encode_one(self, text: str) -> F32:
+    def encode_one(self, text: str, *, query: bool = False) -> F32:
         """Embed one text: float32 array (dims,)."""
-        return self.encode([text]).reshape(-1)
+        return self.encode([text], query=query).reshape(-1)
 
     async def aencode(
-        self, texts: Sequence[str], executor: Executor | None = None
+        self,
+        texts: Sequence[str],
+        executor: Executor | None = None,
+        *,
+        query: bool = False,
     ) -> F32:
         """`encode` in `executor` (the loop's default when None), for async code."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(executor, self.encode, texts)
+        return await loop.run_in_executor(
+            executor, functools.partial(self.encode, texts, query=query)
+        )
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from concurrent.futures import Executor
+import functools
 from typing import Any, Protocol
 
 from .provider_base import EmbeddingProvider, Matrix, ModelInfo
@@ -14,8 +15,8 @@ from .provider_errors import CannotConnectError, ModelNotFoundError
 class LocalEncoder(Protocol):
     """What the built-in model offers (`engine.encoder.BertEncoder`)."""
 
-    def encode(self, texts: Sequence[str]) -> Matrix:
-        """Embed texts (blocking)."""
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> Matrix:
+        """Embed texts (blocking); `query` for search questions."""
 
     def close(self) -> None:
         """Drop the weights; the next `encode` loads them again."""
@@ -41,11 +42,13 @@ class LocalProvider(EmbeddingProvider):
         self._failure = failure
         self._executor = executor
 
-    async def _embed_batch(self, texts: list[str], *, query: bool) -> Any:  # noqa: ARG002
+    async def _embed_batch(self, texts: list[str], *, query: bool) -> Any:
         loop = asyncio.get_running_loop()
         try:
+            # Questions and memories differ for E5 ("query: " / "passage: ").
             return await loop.run_in_executor(
-                self._executor, self._encoder.encode, texts
+                self._executor,
+                functools.partial(self._encoder.encode, texts, query=query),
             )
         except self._failure as err:
             raise ModelNotFoundError(
