@@ -647,7 +647,9 @@ def _build(
         done = folder / f"build-{name}.json"
         if args.data is not None and done.exists():
             # Built by an earlier run with `--data`: same seed, same data.
+            # The load it was built at is not this run's.
             builds[label] = _read_json(str(done)) | {"reused": True}
+            builds[label].pop("load", None)
             _log(f"{size}: reusing {files[label]['db']}")
             continue
         _log(f"{size}: building ({label or THIS})")

@@ -45,9 +45,10 @@ from .analysis import compound_words, query_terms_in
 from .languages import COMPOUNDING, language_code
 
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5's
-# bm25 costs about 1 us a row here. 2000 gave the best keyword-only top 10
-# on 100k synthetic memories (1000: 0.59, 2000: 0.62, 3000: 0.58, 4000:
-# 0.58; unbounded 0.65) at a keyword-only p95 near 5 ms; no LoCoMo
+# bm25 costs about 1 us a row here. Measured at 100k synthetic memories on
+# an idle machine (keyword-only p95 / target in the top 10): 1000: 5.0-5.4
+# ms / 0.59, 1500: 6.0 / 0.62, 2000: 6.2-6.5 / 0.62; the engine before #13:
+# 41 ms / 0.63. Hybrid keeps every target at every budget, and no LoCoMo
 # conversation reaches it (docs/benchmarks/engine.md, "#13").
 MATCH_BUDGET: Final = 2000
 # Compound parts added to one query at most.
