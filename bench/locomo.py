@@ -20,6 +20,11 @@ builtin --model-dir DIR`, from the engine's own numpy encoder.
     python bench/locomo.py locomo10_dev.json --texts minilm_dev.texts.json \
         --vectors minilm_dev.vectors.npy --json out.json
 
+No LoCoMo conversation holds as many units as the keyword MATCH may find
+(`keywords.MATCH_BUDGET`), so the bound never applies here unless
+`--match-budget N` makes it small (e.g. the same share of a conversation
+as MATCH_BUDGET is of 100,000 memories).
+
 The data is CC BY-NC 4.0: it is read from where it lies, never copied here.
 """
 
@@ -52,16 +57,16 @@ if TYPE_CHECKING:
     from custom_components.memory.engine import (
         database as database_module,
         fusion,
+        keywords as keywords_module,
         search as search_module,
-        text as text_module,
     )
 else:
     import engine
     from engine import (
         database as database_module,
         fusion,
+        keywords as keywords_module,
         search as search_module,
-        text as text_module,
     )
 
 type F32 = npt.NDArray[np.float32]
@@ -294,27 +299,12 @@ def fuse_pool_only(
     return fusion.fuse(keyword[: search_module.KEYWORD_POOL], semantic)
 
 
-def exact_expression(text: str) -> str | None:
-    """Build the former query: each word quoted and matched exactly, ORed."""
-    terms = text_module.query_terms(text)
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) or None
-
-
-def exact_coverage(terms: list[str], text: str) -> float:
-    """Measure coverage as before: whole words only."""
-    if not terms:
-        return 0.0
-    words = set(re.findall(r"\w+", text_module.fold(text)))
-    return sum(text_module.fold(term) in words for term in terms) / len(terms)
-
-
 @dataclass(frozen=True, slots=True)
 class Variant:
     """A mode with one or more engine knobs changed."""
 
     base: str
     fuse: FuseFn | None = None
-    exact_words: bool = False
     context: bool | None = None
 
 
@@ -327,17 +317,13 @@ MODES: Final[dict[str, Variant]] = {
     "vector": Variant("vector"),
     "hybrid": Variant("hybrid"),
 }
-# Run with --variants: each changes one knob of the shipped defaults, except
-# `hybrid-former`, the engine before tuning (exact words, RRF, no context).
+# Run with --variants: each changes one knob of the shipped defaults.
 VARIANTS: Final[dict[str, Variant]] = {
     "hybrid-rrf60": Variant("hybrid", fuse=fuse_rrf),
     "hybrid-pool-only": Variant("hybrid", fuse=fuse_pool_only),
-    "keyword-exact": Variant("keyword", exact_words=True),
-    "hybrid-exact": Variant("hybrid", exact_words=True),
     "keyword-nocontext": Variant("keyword", context=False),
     "vector-nocontext": Variant("vector", context=False),
     "hybrid-nocontext": Variant("hybrid", context=False),
-    "hybrid-former": Variant("hybrid", fuse=fuse_rrf, exact_words=True, context=False),
 }
 
 
@@ -347,9 +333,6 @@ def patched(variant: Variant) -> Iterator[None]:
     swaps: dict[str, Any] = {}
     if variant.fuse is not None:
         swaps["fuse"] = variant.fuse
-    if variant.exact_words:
-        swaps["fts_match_expression"] = exact_expression
-        swaps["term_coverage"] = exact_coverage
     originals = {name: getattr(search_module, name) for name in swaps}
     for name, value in swaps.items():
         setattr(search_module, name, value)
@@ -625,6 +608,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workdir", type=Path, help="folder for the databases (default: a temp dir)"
     )
+    parser.add_argument(
+        "--match-budget",
+        type=int,
+        help=(
+            "rows the keyword MATCH may find (default: the engine's MATCH_BUDGET, "
+            "more than any LoCoMo conversation holds); a small one shows what "
+            "the bound costs in recall"
+        ),
+    )
     args = parser.parse_args(argv)
     if args.embedder == "lookup" and (args.texts is None or args.vectors is None):
         parser.error("the lookup embedder needs --texts and --vectors")
@@ -646,6 +638,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else BuiltinEmbedder(args.model_dir)
     )
     modes = list(MODES) + (list(VARIANTS) if args.variants else [])
+    if args.match_budget is not None:
+        search_module.MemorySearch.match_budget = args.match_budget
     started = time.perf_counter()
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
@@ -659,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "questions": sum(len(c.questions) for c in conversations),
         "embedder": embedder.name,
         "backend": args.backend,
+        "match_budget": args.match_budget or keywords_module.MATCH_BUDGET,
         "index_seconds": round(index_seconds, 1),
         "total_seconds": round(time.perf_counter() - started, 1),
     }

@@ -626,3 +626,24 @@ async def test_hybrid_scores_every_candidate_on_both_signals(
     assert [(hit.item.id, hit.score) for hit in await store.search(query)] == [
         (hit.item.id, hit.score) for hit in hits
     ]
+
+
+async def test_pool_rows_outside_a_bounded_match_score_on_the_other_terms(
+    store: MemoryStore,
+) -> None:
+    """A pool member holding only terms left out of the MATCH gets their bm25."""
+    added = await store.add_many(
+        [memory(f"Kitchen note number {i}") for i in range(30)]
+        + [memory("Boiler pressure low")]
+        + [memory(f"Garden note {i}") for i in range(60)]
+    )
+    store.match_budget = 5
+    keywords = await store._keyword_query(store.reader, "kitchen boiler", None)
+    assert keywords is not None
+    assert keywords.expression == '"boiler"'
+    kitchen = [result.item.id for result in added[:3]]
+    boiler, garden = added[30].item.id, added[40].item.id
+    hits = await store._keyword_of(store.reader, keywords, [*kitchen, boiler, garden])
+    assert hits[0][0] == boiler  # the rare term's row first
+    assert {hit[0] for hit in hits} == {boiler, *kitchen}
+    assert all(hit[1] < 0 and 0 < hit[2] < 1 for hit in hits[1:])

@@ -8,9 +8,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 
 from custom_components.memory.engine import MemoryStore, SearchQuery
-from custom_components.memory.engine.keywords import idf, keyword_query
+from custom_components.memory.engine.keywords import (
+    CACHE_ROWS,
+    TermCounts,
+    idf,
+    keyword_query,
+)
 
-from .conftest import contents, memory
+from .conftest import contents, ids, memory
 
 
 async def _query(store: MemoryStore, text: str, budget: int = 10_000):  # type: ignore[no-untyped-def]
@@ -70,6 +75,105 @@ def test_idf_falls_with_frequency() -> None:
     """Rarer terms weigh more, and no weight is zero or negative."""
     assert idf(1, 1000) > idf(10, 1000) > idf(900, 1000) > 0
     assert idf(1000, 1000) > 0
+
+
+async def test_common_terms_counts_are_kept_until_the_table_moves(
+    store: MemoryStore,
+) -> None:
+    """A common term's count is kept between searches; a rare term is always fresh."""
+    size = CACHE_ROWS + 44
+    await store.add_many([memory(f"Kitchen note number {i}") for i in range(size)])
+    counts = TermCounts("memories_fts_vocab")
+    assert await counts.terms(store.reader, ["kitchen", "boiler"], size) == {
+        "kitchen": size
+    }
+    assert await counts.prefix(store.reader, "kitch", size) == size
+    await store.add(memory("Boiler in the kitchen"))
+    # One row more (0.3 %): the common counts are kept, the new term is found.
+    assert await counts.terms(store.reader, ["kitchen", "boiler"], size + 1) == {
+        "kitchen": size,
+        "boiler": 1,
+    }
+    assert await counts.prefix(store.reader, "kitch", size + 1) == size
+    await store.add_many([memory(f"Kitchen shelf {i}") for i in range(5)])
+    # 2 % more rows: counted again.
+    assert await counts.terms(store.reader, ["kitchen", "boiler"], size + 6) == {
+        "kitchen": size + 6,
+        "boiler": 1,
+    }
+    assert await counts.prefix(store.reader, "kitch", size + 6) == size + 6
+
+
+async def test_a_rarest_term_over_the_budget_keeps_its_newest_rows(
+    store: MemoryStore,
+) -> None:
+    """Even the rarest term past the budget: the MATCH finds its newest rows only."""
+    added = await store.add_many(
+        [memory(f"Kitchen note number {i}") for i in range(60)]
+    )
+    newest = sorted(result.item.id for result in added)[-10:]
+    keywords = await keyword_query(
+        store.reader,
+        "kitchen",
+        ["en"],
+        vocab="memories_fts_vocab",
+        total=60,
+        budget=10,
+        index="memories_fts",
+    )
+    assert keywords is not None
+    assert keywords.floor == newest[0]
+    unbounded = await _query(store, "kitchen", budget=10)  # no index given
+    assert unbounded is not None
+    assert unbounded.floor == 0
+    store.match_budget = 10
+    hits = await store.search(SearchQuery(text="kitchen", limit=50))
+    assert sorted(ids(hits)) == newest
+
+
+async def test_terms_outside_the_match_still_rank_what_it_finds(
+    store: MemoryStore,
+) -> None:
+    """Bounded, the MATCH's rows rank by bm25 as with every term driving it."""
+    await store.add_many(
+        [memory(f"Kitchen note number {i}") for i in range(40)]
+        + [memory(f"Garden note number {i}") for i in range(160)]
+    )
+    # The shorter row has the better bm25 on "boiler" alone.
+    both = await store.add(memory("Boiler check in the kitchen"))
+    rare = await store.add(memory("Boiler low"))
+    query = SearchQuery(text="kitchen boiler")
+    filters = store._filters(query)
+    full, _cosines, _keywords = await store._keyword(store.reader, query, filters)
+    store.match_budget = 10
+    keywords = await store._keyword_query(store.reader, "kitchen boiler", None)
+    assert keywords is not None
+    assert keywords.expression == '"boiler"'
+    assert set(keywords.others) == {"kitchen"}
+    assert keywords.rest("boiler check kitchen") > 0 == keywords.rest("boiler low")
+    bounded, _cosines, _keywords = await store._keyword(store.reader, query, filters)
+    assert [hit[0] for hit in bounded] == [both.item.id, rare.item.id]
+    assert [hit[0] for hit in full[:2]] == [both.item.id, rare.item.id]
+
+
+async def test_rows_holding_every_term_are_always_candidates(
+    store: MemoryStore,
+) -> None:
+    """A row with every term is a candidate even when its bm25 on the MATCH is last."""
+    await store.add_many(
+        [memory(f"Boiler note {i}") for i in range(250)]
+        + [memory(f"Kitchen note number {i}") for i in range(400)]
+        + [memory(f"Garden note number {i}") for i in range(400)]
+    )
+    # One word longer than the notes: last of the 250 on "boiler" alone.
+    wordy = await store.add(memory("Boiler check in the kitchen today"))
+    store.match_budget = 300
+    keywords = await store._keyword_query(store.reader, "kitchen boiler", None)
+    assert keywords is not None
+    assert keywords.expression == '"boiler"'
+    assert keywords.every == '("boiler") AND "kitchen"'
+    hits = await store.search(SearchQuery(text="kitchen boiler"))
+    assert ids(hits)[0] == wordy.item.id
 
 
 async def _in(db_path: Path, language: str, memories: list[str]) -> MemoryStore:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
-from .keywords import KeywordQuery, RowCounter, keyword_query
+from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
 from .languages import language_code
 from .memories import MemoryTable
 from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
@@ -49,11 +49,16 @@ _BM25: Final = "bm25(memories_fts)"
 class MemorySearch(MemoryTable):
     """The memories, found by keywords and meaning."""
 
+    # Rows a keyword MATCH may find (`keywords.MATCH_BUDGET`).
+    match_budget: int = MATCH_BUDGET
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """As `MemoryDatabase`; the count of memories is kept per store."""
         super().__init__(*args, **kwargs)
-        # How many memories the index holds, for the terms' weights.
+        # How many memories the index holds, and how many hold each common
+        # term, for the terms' weights and the MATCH's bound.
         self._memory_rows = RowCounter("memories")
+        self._term_counts = TermCounts("memories_fts_vocab")
 
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any]]:
         clauses: list[str] = []
@@ -172,8 +177,10 @@ class MemorySearch(MemoryTable):
             conn,
             text,
             languages,
-            vocab="memories_fts_vocab",
+            vocab=self._term_counts,
             total=await self._memory_rows.count(conn),
+            budget=self.match_budget,
+            index="memories_fts",
         )
 
     async def _keyword(
@@ -204,25 +211,51 @@ class MemorySearch(MemoryTable):
             vector = "e.vector"
             join = "LEFT JOIN embeddings e ON e.model = ? AND e.memory_id = m.id "
             args.append(self._model)
+        wanted = pool * KEYWORD_OVERFETCH
+        match = [keywords.expression, keywords.floor]
+        every = ""
+        order = "rank, rowid"
+        if keywords.every:
+            # Terms outside the MATCH: the rows holding every term (the
+            # newest of them) come first, then the best bm25 of the rest.
+            every = (
+                "every AS MATERIALIZED (SELECT rowid AS id FROM memories_fts "
+                "WHERE memories_fts MATCH ? AND rowid >= ? "
+                "ORDER BY rowid DESC LIMIT ?), "
+            )
+            order = "rowid IN every DESC, rank, rowid"
+            match = [keywords.every, keywords.floor, wanted, *match]
         sql = (
-            f"WITH f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
-            "FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY rank, rowid LIMIT ?) "
+            f"WITH {every}f AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS rank "
+            "FROM memories_fts WHERE memories_fts MATCH ? AND rowid >= ? "
+            f"ORDER BY {order} LIMIT ?) "
             f"SELECT m.id, m.terms, f.rank, {vector}, "
             "(SELECT count(*) FROM f) FROM f CROSS JOIN memories m ON m.id = f.id "
             f"{join}WHERE {where} ORDER BY f.rank, m.id LIMIT ?"
         )
-        wanted = pool * KEYWORD_OVERFETCH
-        expression = keywords.expression
+        # With terms outside the MATCH, every fetched row is ranked again
+        # with their share of bm25 before the pool is cut.
+        out = wanted if keywords.others else pool
         rows = list(
-            await conn.execute_fetchall(sql, [expression, wanted, *args, *params, pool])
+            await conn.execute_fetchall(sql, [*match, wanted, *args, *params, out])
         )
         if len(rows) < pool and (not rows or rows[0][4] >= wanted):
             # The filters kept too few of the best matches: rank them all.
             rows = list(
-                await conn.execute_fetchall(sql, [expression, -1, *args, *params, pool])
+                await conn.execute_fetchall(sql, [*match, -1, *args, *params, out])
             )
-        hits = [(int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows]
+        if keywords.others:
+            scored = [(row, float(row[2]) - keywords.rest(row[1])) for row in rows]
+            scored.sort(key=lambda pair: (pair[1], pair[0][0]))
+            rows = [row for row, _bm25 in scored[:pool]]
+            hits = [
+                (int(row[0]), bm25, keywords.coverage(row[1]))
+                for row, bm25 in scored[:pool]
+            ]
+        else:
+            hits = [
+                (int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows
+            ]
         cosines: dict[int, float] = {}
         if unit is not None:
             stored = [row for row in rows if row[3] is not None]
@@ -259,8 +292,38 @@ class MemorySearch(MemoryTable):
             ids,
             before=[keywords.expression],
         )
-        hits = [(int(row[0]), float(row[1]), keywords.coverage(row[2])) for row in rows]
+        hits = [
+            (
+                int(row[0]),
+                float(row[1]) - keywords.rest(row[2]),
+                keywords.coverage(row[2]),
+            )
+            for row in rows
+        ]
+        if keywords.others:
+            # Rows that hold only terms outside the MATCH score on those.
+            found = {hit[0] for hit in hits}
+            hits += await self._rest_only(
+                conn, keywords, [i for i in ids if i not in found]
+            )
         hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
+
+    @staticmethod
+    async def _rest_only(
+        conn: aiosqlite.Connection, keywords: KeywordQuery, ids: Sequence[int]
+    ) -> list[tuple[int, float, float]]:
+        """Hits among `ids` on the terms outside the MATCH alone (none: no hit)."""
+        if not ids:
+            return []
+        rows = await rows_in(
+            conn, f"SELECT m.id, m.terms FROM memories m WHERE m.id IN ({IDS})", ids
+        )
+        hits = []
+        for row in rows:
+            rest = keywords.rest(row[1])
+            if rest > 0:
+                hits.append((int(row[0]), -rest, keywords.coverage(row[1])))
         return hits
 
     async def _complete_keyword(
