@@ -26,6 +26,7 @@ from custom_components.memory.engine.conversation_models import (
     MAX_MESSAGE_CHARS,
     TRUNCATED_MARK,
 )
+from custom_components.memory.engine.keywords import MATCH_BUDGET
 
 from .conftest import StoreFactory
 
@@ -463,3 +464,23 @@ async def test_a_shared_conversation_keeps_each_speaker(log: ConversationLog) ->
     [bens] = await log.conversations(scopes=(HOUSEHOLD, BEN))
     assert (bens.id, bens.scope) == (key, BEN)
     assert await log.conversations(scopes=(HOUSEHOLD,)) == []
+
+
+async def test_a_word_in_very_many_messages_searches_the_newest(
+    log: ConversationLog,
+) -> None:
+    """Past the match budget, the rarest term's newest messages are matched."""
+    count = MATCH_BUDGET + 100
+    await log.save(
+        [
+            (
+                None,
+                info("many"),
+                [message(f"boiler note {i}", minutes=i) for i in range(count)],
+            )
+        ]
+    )
+    hits = await log.search(MessageQuery(text="boiler", limit=50))
+    assert len(hits) == 50
+    numbers = [int(hit.message.content.rsplit(" ", 1)[1]) for hit in hits]
+    assert min(numbers) >= count - MATCH_BUDGET

@@ -26,7 +26,7 @@ from .conversation_models import (
 )
 from .errors import StoreError
 from .fusion import fuse
-from .keywords import KeywordQuery, RowCounter, keyword_query
+from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
 from .languages import language_code
 from .memory_rows import validate_limit
 from .models import to_timestamp
@@ -56,6 +56,8 @@ class MessageSearch:
         self._indexed = 0
         self._index_lock = asyncio.Lock()
         self._rows = RowCounter("conversation_messages")
+        # Common terms' counts, kept between searches (`keywords.TermCounts`).
+        self._term_counts = TermCounts("conversation_messages_fts_vocab")
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.
@@ -137,8 +139,9 @@ class MessageSearch:
             reader,
             text,
             [language_code(language, default), default],
-            vocab="conversation_messages_fts_vocab",
+            vocab=self._term_counts,
             total=await self._rows.count(reader),
+            index="conversation_messages_fts",
         )
 
     async def _keyword(
@@ -154,17 +157,31 @@ class MessageSearch:
         where, params = filters
         weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
         restrict = f" AND m.id IN ({placeholders(len(only))})" if only else ""
+        # A rarest term in very many messages: its newest ones only (not
+        # when scoring given ids, which must all be scored).
+        floor = 0 if only else keywords.floor
         async with self._store.reader.execute(
             "SELECT m.id, m.terms, m.data, "  # noqa: S608
             f"bm25(conversation_messages_fts, {weights}) AS rank "
             "FROM conversation_messages_fts JOIN conversation_messages m "
             "ON m.id = conversation_messages_fts.rowid "
-            f"WHERE conversation_messages_fts MATCH ? AND {where}{restrict} "
+            f"WHERE conversation_messages_fts MATCH ? "
+            f"AND conversation_messages_fts.rowid >= ? AND {where}{restrict} "
             "ORDER BY rank LIMIT ?",
-            [keywords.expression, *params, *only, limit],
+            [keywords.expression, floor, *params, *only, limit],
         ) as cursor:
             rows = await cursor.fetchall()
-        return [(int(row[0]), float(row[3]), keywords.coverage(row[1])) for row in rows]
+        # Terms outside the MATCH add their share of bm25 (`KeywordQuery.rest`).
+        hits = [
+            (
+                int(row[0]),
+                float(row[3]) - keywords.rest(row[1]),
+                keywords.coverage(row[1]),
+            )
+            for row in rows
+        ]
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
 
     async def _vector_index(self) -> tuple[str, int, NumpyIndex] | None:
         """Return the index of the store's model, caught up with the table."""
