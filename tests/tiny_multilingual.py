@@ -32,6 +32,7 @@ from custom_components.memory.engine.model_files import (
     ModelFile,
     ModelSpec,
 )
+from tests.tiny_bert import bert_tensors
 
 CORPUS = [
     "Wann ist Leos Geburtstagsfeier? Leo feiert seinen Geburtstag am Samstag.",
@@ -106,33 +107,10 @@ def write_tiny_e5(
         "vocab_size": vocab,
     }
 
-    def rand(*shape: int, scale: float = 0.3) -> npt.NDArray[np.float32]:
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
     # The real checkpoint names its tensors without a "bert." prefix.
-    tensors = {
-        "embeddings.word_embeddings.weight": rand(vocab, hidden),
-        "embeddings.position_embeddings.weight": rand(64, hidden),
-        "embeddings.token_type_embeddings.weight": rand(2, hidden),
-        "embeddings.LayerNorm.weight": 1 + rand(hidden, scale=0.1),
-        "embeddings.LayerNorm.bias": rand(hidden, scale=0.1),
-        "pooler.dense.weight": rand(hidden, hidden),
-        "pooler.dense.bias": rand(hidden, scale=0.1),
-    }
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            tensors[p + f"attention.self.{name}.weight"] = rand(hidden, hidden)
-            tensors[p + f"attention.self.{name}.bias"] = rand(hidden, scale=0.1)
-        tensors[p + "attention.output.dense.weight"] = rand(hidden, hidden)
-        tensors[p + "attention.output.dense.bias"] = rand(hidden, scale=0.1)
-        tensors[p + "intermediate.dense.weight"] = rand(inter, hidden)
-        tensors[p + "intermediate.dense.bias"] = rand(inter, scale=0.1)
-        tensors[p + "output.dense.weight"] = rand(hidden, inter)
-        tensors[p + "output.dense.bias"] = rand(hidden, scale=0.1)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            tensors[p + ln + ".weight"] = 1 + rand(hidden, scale=0.1)
-            tensors[p + ln + ".bias"] = rand(hidden, scale=0.1)
+    tensors = bert_tensors(
+        rng, vocab=vocab, hidden=hidden, inter=inter, layers=layers, pooler_bias=True
+    )
     save_file(tensors, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     spec = ModelSpec(

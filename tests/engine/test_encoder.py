@@ -33,6 +33,7 @@ from custom_components.memory.engine.encoder import (
 )
 from custom_components.memory.engine.encoder_files import TensorFile
 from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
+from tests.tiny_bert import bert_tensors
 
 SHARED = Path(__file__).parents[2] / ".." / "shared"
 LOCOMO = SHARED / "bench" / "locomo"
@@ -382,31 +383,9 @@ def _tiny_bert(
         "type_vocab_size": 2,
     }
 
-    def rand(*shape: int, scale: float = 0.3) -> npt.NDArray[np.float32]:
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    tensors = {
-        "bert.embeddings.word_embeddings.weight": rand(vocab, hidden),
-        "bert.embeddings.position_embeddings.weight": rand(64, hidden),
-        "bert.embeddings.token_type_embeddings.weight": rand(2, hidden),
-        "bert.embeddings.LayerNorm.weight": 1 + rand(hidden, scale=0.1),
-        "bert.embeddings.LayerNorm.bias": rand(hidden, scale=0.1),
-        "bert.pooler.dense.weight": rand(hidden, hidden),
-    }
-    for i in range(layers):
-        p = f"bert.encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            tensors[p + f"attention.self.{name}.weight"] = rand(hidden, hidden)
-            tensors[p + f"attention.self.{name}.bias"] = rand(hidden, scale=0.1)
-        tensors[p + "attention.output.dense.weight"] = rand(hidden, hidden)
-        tensors[p + "attention.output.dense.bias"] = rand(hidden, scale=0.1)
-        tensors[p + "intermediate.dense.weight"] = rand(inter, hidden)
-        tensors[p + "intermediate.dense.bias"] = rand(inter, scale=0.1)
-        tensors[p + "output.dense.weight"] = rand(hidden, inter)
-        tensors[p + "output.dense.bias"] = rand(hidden, scale=0.1)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            tensors[p + ln + ".weight"] = 1 + rand(hidden, scale=0.1)
-            tensors[p + ln + ".bias"] = rand(hidden, scale=0.1)
+    tensors = bert_tensors(
+        rng, vocab=vocab, hidden=hidden, inter=inter, layers=layers, prefix="bert."
+    )
     folder.mkdir(parents=True, exist_ok=True)
     save_file(tensors, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
