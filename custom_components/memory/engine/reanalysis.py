@@ -26,7 +26,9 @@ from .memory_rows import memory_terms
 # Rows per batch: a few tens of milliseconds of analysis, a short write.
 BATCH: Final = 500
 
-type _Row = tuple[int, str, str, str]
+# A row's new terms, its language and its id.
+type _Update = tuple[str, str, int]
+type Updates = tuple[list[_Update], list[_Update]]
 
 
 async def pending(conn: aiosqlite.Connection) -> int:
@@ -39,23 +41,21 @@ async def pending(conn: aiosqlite.Connection) -> int:
     return int(next(iter(rows))[0])
 
 
-def _memory_terms(rows: Sequence[_Row], default: str) -> list[tuple[str, str, int]]:
-    result = []
-    for _id, content, tags, language in rows:
-        code = language_code(language, default) if language else default
-        result.append((memory_terms(content, tags.split(), code), code, _id))
-    return result
-
-
-def _message_terms(rows: Sequence[_Row], default: str) -> list[tuple[str, str, int]]:
-    result = []
-    for _id, content, _data, language in rows:
-        code = language_code(language, default) if language else default
-        result.append((index_terms(content, code), code, _id))
-    return result
-
-
-type Updates = tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]]
+def _analyse(
+    memories: Sequence[tuple[int, str, str, str]],
+    messages: Sequence[tuple[int, str, str]],
+    default: str,
+) -> Updates:
+    """Analyse memories `(id, content, tags, language)` and messages `(id, content, language)`."""
+    memory_updates = []
+    for row_id, content, tags, language in memories:
+        code = language_code(language, default)
+        memory_updates.append((memory_terms(content, tags.split(), code), code, row_id))
+    message_updates = []
+    for row_id, content, language in messages:
+        code = language_code(language, default)
+        message_updates.append((index_terms(content, code), code, row_id))
+    return memory_updates, message_updates
 
 
 async def prepare(
@@ -65,7 +65,7 @@ async def prepare(
 
     The analysis runs in a worker thread; nothing is written.
     """
-    memories: list[_Row] = [
+    memories = [
         (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
         for row in await reader.execute_fetchall(
             "SELECT id, content, tags, language FROM memories "
@@ -73,33 +73,25 @@ async def prepare(
             (ANALYSIS_VERSION, limit),
         )
     ]
-    messages: list[_Row] = []
+    messages: list[tuple[int, str, str]] = []
     if len(memories) < limit:
         messages = [
-            (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
+            (int(row[0]), str(row[1]), str(row[2]))
             for row in await reader.execute_fetchall(
-                "SELECT id, content, data, language FROM conversation_messages "
+                "SELECT id, content, language FROM conversation_messages "
                 "WHERE analysed < ? LIMIT ?",
                 (ANALYSIS_VERSION, limit - len(memories)),
             )
         ]
-    return (
-        await asyncio.to_thread(_memory_terms, memories, default),
-        await asyncio.to_thread(_message_terms, messages, default),
-    )
+    return await asyncio.to_thread(_analyse, memories, messages, default)
 
 
 async def write(conn: aiosqlite.Connection, updates: Updates) -> None:
     """Store analysed terms, skipping rows that changed since `prepare`."""
-    memories, messages = updates
     version = ANALYSIS_VERSION
-    await conn.executemany(
-        "UPDATE memories SET terms = ?, language = ?, analysed = ? "
-        "WHERE id = ? AND analysed < ?",
-        [(terms, code, version, i, version) for terms, code, i in memories],
-    )
-    await conn.executemany(
-        "UPDATE conversation_messages SET terms = ?, language = ?, analysed = ? "
-        "WHERE id = ? AND analysed < ?",
-        [(terms, code, version, i, version) for terms, code, i in messages],
-    )
+    for table, rows in zip(("memories", "conversation_messages"), updates, strict=True):
+        await conn.executemany(
+            f"UPDATE {table} SET terms = ?, language = ?, analysed = ? "  # noqa: S608
+            "WHERE id = ? AND analysed < ?",
+            [(terms, code, version, row_id, version) for terms, code, row_id in rows],
+        )
