@@ -55,6 +55,7 @@ from .engine.turn_recall import (
     Recalled,
     RecallSettings,
     Speaker,
+    Turn,
     recall_turn,
     render,
 )
@@ -76,8 +77,10 @@ RECALL_TIMEOUT: Final = 3.0
 
 
 def said_so_far() -> tuple[str | None, list[str], str | None]:
-    """Return what was just said, the earlier user turns (newest first), and
-    the conversation id, from the chat log being built."""
+    """Return this turn's words, the earlier user turns, and the conversation id.
+
+    From the chat log being built; the earlier turns newest first.
+    """
     chat_log = current_chat_log.get()
     if chat_log is None:
         return None, [], None
@@ -97,7 +100,7 @@ def current_utterance() -> str | None:
 
 
 def recall_settings(entry: MemoryConfigEntry) -> RecallSettings:
-    """The entry's recall options."""
+    """Return the entry's recall options."""
     options = entry.options
     return RecallSettings(
         budget=int(options.get(CONF_RECALL_BUDGET, DEFAULT_RECALL_BUDGET)),
@@ -129,26 +132,28 @@ async def _async_recall(
         vector = await async_query_vector(entry.runtime_data.embedding, utterance)
     return await recall_turn(
         entry.runtime_data.store,
-        utterance=utterance,
-        earlier=earlier,
-        vector=vector,
-        # Analysed in the language of the turn (Assist passes it).
-        language=llm_context.language,
-        speaker=Speaker(
+        Turn(
+            utterance=utterance,
+            earlier=earlier,
+            vector=vector,
+            # Analysed in the language of the turn (Assist passes it).
+            language=llm_context.language,
+            conversation_id=conversation_id,
+            now=dt_util.utcnow(),
+        ),
+        Speaker(
             scopes=caller.reachable() or (),
             person=caller.persons[0] if caller.persons else None,
             device_id=llm_context.device_id,
             user_id=llm_context.context.user_id if llm_context.context else None,
             # Codes only for an identified person in the memory's scope.
             redact=not caller.persons,
+            found=caller.found,
+            shown=caller.shown,
+            label=scope_label(hass),
         ),
-        state=states.get(conversation_id),
-        settings=settings,
-        now=dt_util.utcnow(),
-        label=scope_label(hass),
-        found=caller.found,
-        shown=caller.shown,
-        conversation_id=conversation_id,
+        states.get(conversation_id),
+        settings,
     )
 
 

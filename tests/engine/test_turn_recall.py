@@ -48,6 +48,7 @@ from custom_components.memory.engine.turn_recall import (
     Recalled,
     RecallSettings,
     Speaker,
+    Turn,
     recall_turn,
     render,
 )
@@ -58,9 +59,14 @@ ANNA = "person.anna"
 BEN = "person.ben"
 KITCHEN = "device-kitchen"
 HALL = "device-hall"
-SATELLITE = Speaker(scopes=(HOUSEHOLD,), device_id=KITCHEN, redact=True)
-ANNA_SPEAKS = Speaker(
-    scopes=(HOUSEHOLD, ANNA), person=ANNA, user_id="user-anna", redact=False
+SATELLITE = Speaker(
+    scopes=(HOUSEHOLD,),
+    device_id=KITCHEN,
+    redact=True,
+    label=lambda scope: scope.partition(".")[2] or scope,
+)
+ANNA_SPEAKS = replace(
+    SATELLITE, scopes=(HOUSEHOLD, ANNA), person=ANNA, user_id="user-anna", redact=False
 )
 
 HOUSE = (
@@ -76,8 +82,10 @@ HOUSE = (
 
 
 def ids_of(recalled: Recalled) -> list[int]:
-    """The memory ids of a block, in the order the agent reads them."""
-    return [int(found) for found in re.findall(r"^#(\d+) ", recalled.prompt, re.M)]
+    """Return the memory ids of a block, in the order the agent reads them."""
+    return [
+        int(found) for found in re.findall(r"^#(\d+) ", recalled.prompt, re.MULTILINE)
+    ]
 
 
 class Conversation:
@@ -93,7 +101,7 @@ class Conversation:
         conversation_id: str = "now",
         language: str | None = None,
     ) -> None:
-        """A conversation with no turn yet."""
+        """Start a conversation with no turn yet."""
         self.store = store
         self.clock = clock
         self.speaker = speaker
@@ -107,18 +115,17 @@ class Conversation:
         """One user turn; returns its block."""
         recalled = await recall_turn(
             self.store,
-            utterance=text,
-            earlier=self.said[::-1],
-            vector=vector,
-            language=self.language,
-            speaker=self.speaker,
-            state=self.state,
-            settings=self.settings,
-            now=datetime.fromtimestamp(self.clock(), UTC),
-            label=lambda scope: scope.partition(".")[2] or scope,
-            found=lambda hits, _query: hits,
-            shown=lambda item: item,
-            conversation_id=self.conversation_id,
+            Turn(
+                utterance=text,
+                earlier=self.said[::-1],
+                vector=vector,
+                language=self.language,
+                conversation_id=self.conversation_id,
+                now=datetime.fromtimestamp(self.clock(), UTC),
+            ),
+            self.speaker,
+            self.state,
+            self.settings,
         )
         self.said.append(text)
         return recalled
@@ -126,17 +133,17 @@ class Conversation:
 
 @pytest.fixture
 async def store(store_factory: StoreFactory) -> MemoryStore:
-    """A keyword-only store holding a household's memories."""
+    """Open a keyword-only store holding a household's memories."""
     opened = await store_factory(model=None)
     await opened.add_many([memory(text) for text in HOUSE])
     return opened
 
 
 async def id_of(store: MemoryStore, text: str) -> int:
-    """The id of the active memory with this text."""
+    """Return the id of the active memory with this text."""
     found = [
         hit.item.id
-        for hit in await store.search(SearchQuery(text="*", limit=100))
+        for hit in await store.search(SearchQuery(text="*", limit=50))
         if hit.item.content == text
     ]
     assert found, text
@@ -193,7 +200,9 @@ async def test_memories_stay_while_the_conversation_carries_on(
     assert len(shown) == len(set(shown))
 
     # Off: the allergy is there only if this turn's search finds it.
-    off = Conversation(store, clock, settings=RecallSettings(keep=False, follow_ups=False))
+    off = Conversation(
+        store, clock, settings=RecallSettings(keep=False, follow_ups=False)
+    )
     await off.say("What is Mia allergic to?")
     again = await off.say("And her brother?")
     assert PART_KEPT not in again.parts
@@ -223,9 +232,7 @@ async def test_kept_memories_fade_and_forgotten_ones_go(
     talk = Conversation(store, clock, settings=RecallSettings(follow_ups=False))
     await talk.say("Where is the wifi password written?")
     wifi = await id_of(store, "The wifi password is written under the router")
-    seen = []
-    for _ in range(KEEP_TURNS + 1):
-        seen.append(wifi in ids_of(await talk.say("and then?")))
+    seen = [wifi in ids_of(await talk.say("and then?")) for _ in range(KEEP_TURNS + 1)]
     assert seen == [True] * KEEP_TURNS + [False]
 
     talk = Conversation(store, clock, settings=RecallSettings(follow_ups=False))
@@ -238,7 +245,9 @@ async def test_kept_memories_fade_and_forgotten_ones_go(
 async def test_kept_memories_are_bounded(store: MemoryStore, clock: FakeClock) -> None:
     """A long conversation keeps at most MAX_KEPT memories, the newest."""
     talk = Conversation(store, clock, settings=RecallSettings(budget=2000))
-    await store.add_many([memory(f"Shelf {n} holds the blue box {n}") for n in range(20)])
+    await store.add_many(
+        [memory(f"Shelf {n} holds the blue box {n}") for n in range(20)]
+    )
     await talk.say("blue box shelf")
     assert len(talk.state.kept) <= MAX_KEPT
 
@@ -408,7 +417,9 @@ async def test_earlier_keeps_to_its_share_of_the_budget(
         )
     settings = RecallSettings(budget=200)
     recalled = await Conversation(store, clock, settings=settings).say("the bins")
-    earlier = [line for line in recalled.prompt.splitlines() if line.startswith("Earlier")]
+    earlier = [
+        line for line in recalled.prompt.splitlines() if line.startswith("Earlier")
+    ]
     assert earlier
     assert sum(estimate_tokens(line + "\n") for line in earlier) <= int(
         200 * EARLIER_SHARE
@@ -421,9 +432,7 @@ async def test_profiles_come_first_and_nothing_is_nothing(
     store: MemoryStore, clock: FakeClock
 ) -> None:
     """A profile opens the block; a zero budget or no match gives nothing."""
-    await store.add(
-        NewMemory(content="A family of four.", type=MemoryType.PROFILE, scope=HOUSEHOLD)
-    )
+    await store.add(memory("A family of four.", type=MemoryType.PROFILE))
     talk = Conversation(store, clock, settings=RecallSettings(earlier=timedelta(0)))
     recalled = await talk.say("")
     assert recalled.parts == {PART_PROFILE}
@@ -439,30 +448,35 @@ async def test_secret_rules_are_applied(store: MemoryStore, clock: FakeClock) ->
 
     def found(hits: list[SearchHit], query: str) -> list[SearchHit]:
         assert "football" in query  # the follow-up's words count too
-        hidden.extend(hit.item.id for hit in hits[1:])
-        return hits[:1]
+        held = [
+            hit
+            for hit in hits
+            if "football" not in hit.item.content or "Mia" in hit.item.content
+        ]
+        hidden.extend(hit.item.id for hit in held)
+        return [hit for hit in hits if hit not in held]
 
     def shown(item: MemoryItem) -> MemoryItem:
         return replace(item, content="[redacted]")
 
     talk = Conversation(store, clock)
     await talk.say("When does Mia have football practice?")
+    before = set(talk.state.kept)
     recalled = await recall_turn(
         store,
-        utterance="And Leo?",
-        earlier=talk.said[::-1],
-        vector=None,
-        language=None,
-        speaker=SATELLITE,
-        state=talk.state,
-        settings=RecallSettings(),
-        now=datetime.fromtimestamp(clock(), UTC),
-        label=str,
-        found=found,
-        shown=shown,
+        Turn(
+            utterance="And Leo?",
+            earlier=talk.said[::-1],
+            now=datetime.fromtimestamp(clock(), UTC),
+        ),
+        replace(SATELLITE, found=found, shown=shown),
+        talk.state,
+        RecallSettings(min_score=0.0),
     )
-    assert hidden
-    assert not set(hidden) & set(ids_of(recalled))
+    assert set(hidden) - before
+    # What `found` held back this turn is not shown, unless an earlier turn
+    # found it (it stays, through `shown`).
+    assert not (set(hidden) - before) & set(ids_of(recalled))
     # The kept memory from turn 1 is shown through `shown`.
     assert "[redacted]" in recalled.prompt
 

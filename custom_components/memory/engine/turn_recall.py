@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 import time
 from typing import Final
 
-from .earlier import EarlierTalk, earlier_line, earlier_talks
+from .earlier import EarlierTalk, earlier_line, earlier_talks, load_language
 from .followups import MAX_EARLIER_TURNS, context_vector, earlier_weights, is_follow_up
 from .models import (
     HOUSEHOLD,
@@ -91,9 +91,17 @@ class RecallSettings:
     earlier: timedelta = timedelta(hours=12)
 
 
+def _as_found(hits: list[SearchHit], _query: str) -> list[SearchHit]:
+    return hits
+
+
+def _as_is(item: MemoryItem) -> MemoryItem:
+    return item
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Speaker:
-    """Who is speaking, as recall needs it (the HA side resolves it)."""
+    """Who is speaking, and how they may read (the HA side resolves it)."""
 
     # Scopes whose memories the speaker may read.
     scopes: tuple[str, ...]
@@ -103,6 +111,27 @@ class Speaker:
     user_id: str | None = None
     # Codes and passwords are hidden from this speaker.
     redact: bool = True
+    # The speaker's secret rules for search hits (given the words searched)
+    # and for any item (`access.Caller.found` and `.shown`), and a scope's
+    # name ("household", a person's name).
+    found: Callable[[list[SearchHit], str], list[SearchHit]] = _as_found
+    shown: Callable[[MemoryItem], MemoryItem] = _as_is
+    label: Callable[[str], str] = str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """What was just said, and what the conversation said before it."""
+
+    utterance: str
+    # The conversation's earlier user turns, newest first (the chat log's).
+    earlier: Sequence[str] = ()
+    # The utterance's query vector; None on keyword search.
+    vector: Vector | None = None
+    # The turn's language tag; None: the store's.
+    language: str | None = None
+    conversation_id: str | None = None
+    now: datetime
 
 
 @dataclass(slots=True)
@@ -143,7 +172,7 @@ class ConversationStates:
         self._idle = idle
 
     def get(self, conversation_id: str | None) -> ConversationState:
-        """The state of a conversation (a new one for an unknown id or None)."""
+        """Return a conversation's state (a new one for an unknown id or None)."""
         now = time.monotonic()
         while self._states:
             oldest = next(iter(self._states.values()))
@@ -204,7 +233,9 @@ def render(
     label: Callable[[str], str],
 ) -> Recalled:
     """Build a block of profiles and ranked hits only (the single-turn block)."""
-    return _render(profiles, [(hit.item, PART_SEARCH) for hit in hits], [], budget, label)
+    return _render(
+        profiles, [(hit.item, PART_SEARCH) for hit in hits], [], budget, label
+    )
 
 
 def _render(
@@ -214,9 +245,12 @@ def _render(
     budget: int,
     label: Callable[[str], str],
 ) -> Recalled:
-    """Profiles first (each at most half the budget), then memories best first
-    (one that does not fit is skipped for a shorter one), then the earlier
-    conversations in the room they were given."""
+    """Lay out the block: profiles, memories, then the earlier conversations.
+
+    Profiles come first (each at most half the budget), then memories best
+    first (one that does not fit is skipped for a shorter one), then the
+    earlier conversations in the room they were given.
+    """
     header = PROMPT_HEADER + (EARLIER_HEADER if earlier else "")
     block = _Block(budget - estimate_tokens(f"{header}\n{FENCE_OPEN}\n{FENCE_CLOSE}"))
     # The earlier lines were cut to their share: keep room for them.
@@ -252,36 +286,30 @@ def _active(item: MemoryItem, now: datetime) -> bool:
     )
 
 
-async def _profiles(
-    store: MemoryStore, speaker: Speaker, shown: Callable[[MemoryItem], MemoryItem]
-) -> list[MemoryItem]:
-    """The newest profile of each reachable scope, the household's first."""
+async def _profiles(store: MemoryStore, speaker: Speaker) -> list[MemoryItem]:
+    """Return the newest profile of each reachable scope, the household's first."""
     newest = await store.search(
         SearchQuery(types=(MemoryType.PROFILE,), scopes=speaker.scopes, limit=10)
     )
     profiles = [
-        shown(item) for item in {h.item.scope: h.item for h in reversed(newest)}.values()
+        speaker.shown(item)
+        for item in {h.item.scope: h.item for h in reversed(newest)}.values()
     ]
     profiles.sort(key=lambda item: item.scope != HOUSEHOLD)
     return profiles
 
 
 async def _earlier(
-    store: MemoryStore,
-    speaker: Speaker,
-    settings: RecallSettings,
-    now: datetime,
-    language: str | None,
-    conversation_id: str | None,
+    store: MemoryStore, speaker: Speaker, settings: RecallSettings, turn: Turn
 ) -> tuple[list[EarlierTalk], list[str]]:
-    """The speaker's recent conversations as lines, within their budget share."""
+    """Return the speaker's recent conversations as lines, within their share."""
     talks = await earlier_talks(
         store,
         scope=speaker.person or HOUSEHOLD,
         device_id=speaker.device_id,
         user_id=speaker.user_id,
-        since=now - settings.earlier,
-        exclude=conversation_id,
+        since=turn.now - settings.earlier,
+        exclude=turn.conversation_id,
         limit=EARLIER_TALKS,
         redact=speaker.redact,
     )
@@ -289,8 +317,10 @@ async def _earlier(
     lines: list[str] = []
     used: list[EarlierTalk] = []
     for talk in talks:
+        language = turn.language or talk.language or store.language
+        await load_language(language)
         most = min(EARLIER_LINE_TOKENS, room) - 1
-        line = earlier_line(talk, now, language or talk.language, most) if most > 0 else ""
+        line = earlier_line(talk, turn.now, language, most) if most > 0 else ""
         if not line:
             continue
         room -= estimate_tokens(line + "\n")
@@ -301,35 +331,20 @@ async def _earlier(
 
 async def recall_turn(
     store: MemoryStore,
-    *,
-    utterance: str,
-    earlier: Sequence[str],
-    vector: Vector | None,
-    language: str | None,
+    turn: Turn,
     speaker: Speaker,
     state: ConversationState,
     settings: RecallSettings,
-    now: datetime,
-    label: Callable[[str], str],
-    found: Callable[[list[SearchHit], str], list[SearchHit]],
-    shown: Callable[[MemoryItem], MemoryItem],
-    conversation_id: str | None = None,
 ) -> Recalled:
-    """Build this turn's block, and update `state` for the next turn.
-
-    `earlier` is the conversation's earlier user turns, newest first (what
-    the chat log holds); `vector` the utterance's query vector, or None on
-    keyword search. `found` and `shown` apply the speaker's secret rules to
-    search hits and to items; `label` names a scope.
-    """
+    """Build this turn's block, and update `state` for the next turn."""
     if settings.budget <= 0:
         return NOTHING
-    utterance = utterance.strip()
-    recent = [text for text in earlier[:MAX_EARLIER_TURNS] if text.strip()]
-    languages = [language or store.language, store.language]
+    utterance = turn.utterance.strip()
+    recent = [text for text in turn.earlier[:MAX_EARLIER_TURNS] if text.strip()]
+    languages = [turn.language or store.language, store.language]
     carries_on = bool(recent) and is_follow_up(utterance, recent, languages)
-    first_turn = state.turns == 0 and not earlier
-    profiles = await _profiles(store, speaker, shown)
+    first_turn = state.turns == 0 and not turn.earlier
+    profiles = await _profiles(store, speaker)
 
     hits: list[SearchHit] = []
     followed = False
@@ -340,33 +355,31 @@ async def recall_turn(
             types=RECALLED_TYPES,
             limit=RECALL_CANDIDATES,
             min_score=settings.min_score,
-            language=language,
-            vector=vector,
+            language=turn.language,
+            vector=turn.vector,
         )
         asked = utterance
         if settings.follow_ups and carries_on:
             followed = True
             weights = earlier_weights(len(recent))
             query = replace(query, earlier=tuple(zip(recent, weights, strict=True)))
-            if vector is not None:
+            if turn.vector is not None:
                 query = replace(
                     query,
                     vector=context_vector(
-                        vector, [state.vectors.get(text) for text in recent]
+                        turn.vector, [state.vectors.get(text) for text in recent]
                     ),
                 )
             asked = " ".join([utterance, *recent])
-        hits = found(await store.search(query), asked)
+        hits = speaker.found(await store.search(query), asked)
 
     talks: list[EarlierTalk] = []
     earlier_lines: list[str] = []
     if first_turn and settings.earlier > timedelta(0):
-        talks, earlier_lines = await _earlier(
-            store, speaker, settings, now, language, conversation_id
-        )
+        talks, earlier_lines = await _earlier(store, speaker, settings, turn)
     summaries = {talk.summary_id for talk in talks if talk.summary_id is not None}
 
-    turn = state.turns + 1
+    number = state.turns + 1
     found_ids = [hit.item.id for hit in hits]
     memories: list[tuple[MemoryItem, str]] = [
         (hit.item, PART_FOLLOW_UP if followed else PART_SEARCH)
@@ -378,7 +391,7 @@ async def recall_turn(
         kept = {
             item_id: last
             for item_id, last in state.kept.items()
-            if turn - last <= KEEP_TURNS
+            if number - last <= KEEP_TURNS
         }
         staying = [item_id for item_id in kept if item_id not in found_ids]
         items = await store.get_many(staying) if staying else {}
@@ -386,25 +399,27 @@ async def recall_turn(
             item = items.get(item_id)
             if (
                 item is None
-                or not _active(item, now)
+                or not _active(item, turn.now)
                 or item.scope not in speaker.scopes
             ):
                 kept.pop(item_id, None)
                 continue
-            memories.append((shown(item), PART_KEPT))
+            memories.append((speaker.shown(item), PART_KEPT))
 
-    recalled = _render(profiles, memories, earlier_lines, settings.budget, label)
+    recalled = _render(
+        profiles, memories, earlier_lines, settings.budget, speaker.label
+    )
 
     # Remember for the next turn: what this one found, what still stays.
     shown_ids = set(recalled.ids)
     for item_id in found_ids:
         if item_id in shown_ids:
             kept.pop(item_id, None)
-            kept[item_id] = turn
+            kept[item_id] = number
     state.kept = dict(list(kept.items())[-MAX_KEPT:])
-    if vector is not None and utterance:
-        state.vectors[utterance] = vector
+    if turn.vector is not None and utterance:
+        state.vectors[utterance] = turn.vector
         for text in list(state.vectors)[: -(MAX_EARLIER_TURNS + 1)]:
             del state.vectors[text]
-    state.turns = turn
+    state.turns = number
     return recalled
