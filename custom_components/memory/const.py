@@ -51,6 +51,16 @@ CONF_SATELLITE_PERSONS: Final = "satellite_persons"
 DEFAULT_RECALL_BUDGET: Final = 300
 MAX_RECALL_BUDGET: Final = 2000
 DEFAULT_RECALL_MIN_SCORE: Final = 0.5
+# Across a conversation (engine/turn_recall.py): follow-ups searched with the
+# earlier turns, memories that stay, and the "Earlier" lines of a new
+# conversation, looking back this many hours (0: off).
+CONF_RECALL_FOLLOW_UPS: Final = "recall_follow_ups"
+CONF_RECALL_KEEP: Final = "recall_keep"
+CONF_RECALL_EARLIER_HOURS: Final = "recall_earlier_hours"
+DEFAULT_RECALL_FOLLOW_UPS: Final = True
+DEFAULT_RECALL_KEEP: Final = True
+DEFAULT_RECALL_EARLIER_HOURS: Final = 12
+MAX_RECALL_EARLIER_HOURS: Final = 48
 # 0 days: conversations are not kept at all.
 DEFAULT_CONVERSATION_RETENTION_DAYS: Final = 30
 MAX_CONVERSATION_RETENTION_DAYS: Final = 3650

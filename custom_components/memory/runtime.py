@@ -7,7 +7,7 @@ them), so this module can name their classes without an import circle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
@@ -20,6 +20,7 @@ from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import EmbeddingRuntime
 from .engine import ConversationLog, MemoryStore
+from .engine.turn_recall import ConversationStates
 from .profile import ProfileKeeper
 from .usage import UsageTracker
 from .worker import BackgroundWorker
@@ -45,6 +46,8 @@ class MemoryData:
     profiles: ProfileKeeper
     # The embedding worker and breaker; None on keyword-only search.
     embedding: EmbeddingRuntime | None = None
+    # What recall keeps of each live conversation between its turns.
+    recall_states: ConversationStates = field(default_factory=ConversationStates)
 
     @property
     def workers(self) -> tuple[BackgroundWorker, ...]:

@@ -7,7 +7,7 @@ never any memory or message content.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -40,6 +40,11 @@ class Usage:
     last_recall_tokens: int | None = None
     last_recall_latency_ms: float | None = None
     last_recall_failure: str | None = None
+    # Turns whose block a follow-up search, a memory that stayed, or the
+    # "Earlier" part contributed to.
+    recall_follow_ups_today: int = 0
+    recall_kept_today: int = 0
+    recall_earlier_today: int = 0
     # Digestion (digestion.py) and every AI Task call (ai_task.py).
     ai_task_calls_today: int = 0
     # Times (epoch s) of the calls of the last hour: the hourly cap's window.
@@ -94,6 +99,9 @@ class UsageTracker:
         self.data.memories_recalled_today = 0
         self.data.recall_failures_today = 0
         self.data.conversations_today = 0
+        self.data.recall_follow_ups_today = 0
+        self.data.recall_kept_today = 0
+        self.data.recall_earlier_today = 0
         self.data.ai_task_calls_today = 0
         self.data.memories_added_today = 0
         self.data.memories_updated_today = 0
@@ -113,13 +121,27 @@ class UsageTracker:
             listener()
 
     @callback
-    def record_recall(self, *, tokens: int, memories: int, latency_ms: float) -> None:
-        """Count one recall that put `tokens` (estimated) into a prompt."""
+    def record_recall(
+        self,
+        *,
+        tokens: int,
+        memories: int,
+        latency_ms: float,
+        parts: Collection[str] = (),
+    ) -> None:
+        """Count one recall that put `tokens` (estimated) into a prompt.
+
+        `parts` names what contributed a line (`turn_recall.PART_*`): the
+        turns a follow-up search, a memory that stayed, or "Earlier" did.
+        """
         self._roll()
         self.data.last_recall_tokens = tokens
         self.data.last_recall_latency_ms = round(latency_ms, 2)
         self.data.recall_tokens_today += tokens
         self.data.memories_recalled_today += memories
+        self.data.recall_follow_ups_today += "follow_up" in parts
+        self.data.recall_kept_today += "kept" in parts
+        self.data.recall_earlier_today += "earlier" in parts
         self._changed()
 
     @callback

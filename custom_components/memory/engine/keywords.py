@@ -34,7 +34,7 @@ the closing quote of a compound head).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass, field
 import math
 from typing import Final
@@ -304,13 +304,20 @@ async def _known_parts(
 
 
 def _driving(
-    chosen: Iterable[str], counts: Mapping[str, int], budget: int
+    chosen: Iterable[str],
+    counts: Mapping[str, int],
+    budget: int,
+    later: AbstractSet[str] = frozenset(),
 ) -> list[str]:
-    """Pick the MATCH's terms: rarest first, within the budget; the rarest always."""
+    """Pick the MATCH's terms: rarest first, within the budget; the rarest always.
+
+    Terms in `later` (a follow-up's earlier turns) come after the others.
+    """
     driving: list[str] = []
     matched = 0
     for term in sorted(
-        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
+        (term for term in chosen if counts.get(term)),
+        key=lambda t: (t in later, counts[t], t),
     ):
         if driving and matched + counts[term] > budget:
             break
@@ -328,6 +335,7 @@ async def keyword_query(
     total: int,
     budget: int = MATCH_BUDGET,
     index: str | None = None,
+    earlier: Sequence[tuple[str, float]] = (),
 ) -> KeywordQuery | None:
     """Build the keyword query of `text` (None: no term can match anything).
 
@@ -336,10 +344,20 @@ async def keyword_query(
     number of rows it holds; `budget` bounds the rows the MATCH finds. With
     `index` (the FTS5 table), a rarest term in more than `budget` rows is
     bounded to its newest `budget` rows (`KeywordQuery.floor`).
+
+    `earlier` holds a follow-up's earlier turns with their weight (0..1):
+    their terms join the query at that share of their idf (a term of `text`
+    keeps its own), so what is said now still decides the order, and drive
+    the MATCH after the terms of `text`.
     """
     counter = vocab if isinstance(vocab, TermCounts) else TermCounts(vocab)
     languages = list(dict.fromkeys(languages))
     terms = query_terms_in(text, languages)
+    shares: dict[str, float] = {}
+    for said, share in earlier:
+        for term in query_terms_in(said, languages):
+            if term not in terms:
+                shares[term] = max(shares.get(term, 0.0), share)
     groups = [
         group for language in languages for group in compound_words(text, language)
     ]
@@ -351,7 +369,7 @@ async def keyword_query(
             if kind == "exact" and part not in terms
         )
     )
-    counts = await counter.terms(conn, [*terms, *exact], total)
+    counts = await counter.terms(conn, [*terms, *exact, *shares], total)
     total = max(total, 1)
     prefixes: list[str] = []
     if any(language_code(language) in COMPOUNDING for language in languages):
@@ -375,7 +393,10 @@ async def keyword_query(
             weights[part] = max(
                 weights.get(part, 0.0), idf(counts[part], total), inherited
             )
-    driving = _driving(weights, counts, budget)
+    for term, share in shares.items():
+        if term not in weights:
+            weights[term] = share * idf(counts.get(term, 0), total)
+    driving = _driving(weights, counts, budget, later=shares.keys() - terms)
     if not driving:
         return None
     head_set = frozenset(prefixes)

@@ -203,6 +203,10 @@ class SearchQuery:
     # store's default. Its words are analysed like memories of that language
     # (and of the default language too, for a household that mixes them).
     language: str | None = None
+    # A follow-up's earlier turns, newest first, each with its weight (0..1]:
+    # their words count at that share ("And her brother?" after "What is Mia
+    # allergic to?"). Empty: the text alone.
+    earlier: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

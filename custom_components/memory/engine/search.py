@@ -17,7 +17,7 @@ from typing import Any, Final
 import aiosqlite
 import numpy as np
 
-from .errors import StoreError, VectorDimensionError
+from .errors import InvalidInputError, StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
 from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
 from .languages import language_code
@@ -44,6 +44,19 @@ KEYWORD_POOL: Final = 50
 # of the keyword query's time at 100k memories).
 KEYWORD_OVERFETCH: Final = 4
 _BM25: Final = "bm25(memories_fts)"
+
+
+# Earlier turns a follow-up's search may carry.
+MAX_EARLIER: Final = 8
+
+
+def validate_earlier(earlier: Sequence[tuple[str, float]]) -> None:
+    """Refuse earlier turns beyond a few, or weighing 0 or less, or more than 1."""
+    if len(earlier) > MAX_EARLIER:
+        raise InvalidInputError(f"at most {MAX_EARLIER} earlier turns")
+    for text, weight in earlier:
+        if not text or not 0.0 < weight <= 1.0:
+            raise InvalidInputError("an earlier turn needs text and a weight in (0, 1]")
 
 
 class MemorySearch(MemoryTable):
@@ -91,6 +104,7 @@ class MemorySearch(MemoryTable):
         """Find memories: keyword, semantic or both, fused into one ranking."""
         _writer, reader = self._require()
         validate_limit(query.limit)
+        validate_earlier(query.earlier)
         if query.scopes is not None and not query.scopes:
             return []
         where, params = self._filters(query)
@@ -169,9 +183,13 @@ class MemorySearch(MemoryTable):
         return unit
 
     async def _keyword_query(
-        self, conn: aiosqlite.Connection, text: str, language: str | None
+        self,
+        conn: aiosqlite.Connection,
+        text: str,
+        language: str | None,
+        earlier: Sequence[tuple[str, float]] = (),
     ) -> KeywordQuery | None:
-        """Analyse `text` and weigh its terms against the memories' index."""
+        """Analyse `text` (and a follow-up's `earlier` turns) against the index."""
         languages = [language_code(language, self.language), self.language]
         return await keyword_query(
             conn,
@@ -181,6 +199,7 @@ class MemorySearch(MemoryTable):
             total=await self._memory_rows.count(conn),
             budget=self.match_budget,
             index="memories_fts",
+            earlier=earlier,
         )
 
     async def _keyword(
@@ -199,7 +218,9 @@ class MemorySearch(MemoryTable):
         With `unit`, each hit's stored vector comes along and its cosine is
         returned.
         """
-        keywords = await self._keyword_query(conn, query.text.strip(), query.language)
+        keywords = await self._keyword_query(
+            conn, query.text.strip(), query.language, query.earlier
+        )
         if keywords is None:
             return [], {}, None
         where, params = filters
