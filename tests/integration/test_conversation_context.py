@@ -60,19 +60,19 @@ async def ollama(
 
 
 def notes(prompt: str) -> list[str]:
-    """The lines of the memory block of a system prompt."""
+    """Return the lines of the memory block of a system prompt."""
     if FENCE_OPEN not in prompt:
         return []
     return prompt.split(FENCE_OPEN, 1)[1].split(FENCE_CLOSE, 1)[0].strip().splitlines()
 
 
 def shown_ids(prompt: str) -> list[int]:
-    """The memory ids in the block, in order."""
+    """Return the memory ids in the block, in order."""
     return [int(n) for line in notes(prompt) for n in re.findall(r"^#(\d+) ", line)]
 
 
 def earlier(prompt: str) -> list[str]:
-    """The "Earlier" lines of the block."""
+    """Return the "Earlier" lines of the block."""
     return [line for line in notes(prompt) if line.startswith("Earlier")]
 
 
