@@ -32,6 +32,7 @@ async def async_get_config_entry_diagnostics(
             "options": async_redact_data(dict(entry.options), TO_REDACT),
         },
         "digestion": await _digestion(entry),
+        "recall": _recall(entry),
         "store": {
             "schema_version": stats.schema_version,
             "sqlite_version": sqlite3.sqlite_version,
@@ -61,6 +62,19 @@ def _check(result: IntegrityCheck | None) -> dict[str, Any] | None:
         "problems": result.problems,
         "at": dt_util.utc_from_timestamp(result.at).isoformat(),
         "seconds": round(result.seconds, 3),
+    }
+
+
+def _recall(entry: MemoryConfigEntry) -> dict[str, Any]:
+    """Give how often each part of recall contributed today: counts only."""
+    usage = entry.runtime_data.usage.data
+    return {
+        "memories_recalled_today": usage.memories_recalled_today,
+        "failures_today": usage.recall_failures_today,
+        "follow_ups_today": usage.recall_follow_ups_today,
+        "kept_today": usage.recall_kept_today,
+        "earlier_today": usage.recall_earlier_today,
+        "live_conversations": len(entry.runtime_data.recall_states),
     }
 
 

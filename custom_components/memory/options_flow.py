@@ -40,6 +40,9 @@ from .const import (
     CONF_DIGESTION,
     CONF_MIN_SCORE,
     CONF_RECALL_BUDGET,
+    CONF_RECALL_EARLIER_HOURS,
+    CONF_RECALL_FOLLOW_UPS,
+    CONF_RECALL_KEEP,
     CONF_RECALL_MIN_SCORE,
     CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
@@ -49,11 +52,15 @@ from .const import (
     DEFAULT_DIGEST_MIN_USER_WORDS,
     DEFAULT_MIN_SCORE,
     DEFAULT_RECALL_BUDGET,
+    DEFAULT_RECALL_EARLIER_HOURS,
+    DEFAULT_RECALL_FOLLOW_UPS,
+    DEFAULT_RECALL_KEEP,
     DEFAULT_RECALL_MIN_SCORE,
     DEFAULT_SEARCH_LIMIT,
     MAX_CONVERSATION_RETENTION_DAYS,
     MAX_DIGEST_IDLE_MINUTES,
     MAX_RECALL_BUDGET,
+    MAX_RECALL_EARLIER_HOURS,
 )
 from .engine import MAX_SEARCH_LIMIT
 
@@ -72,6 +79,7 @@ INIT_NUMBERS = (
     CONF_MIN_SCORE,
     CONF_RECALL_BUDGET,
     CONF_RECALL_MIN_SCORE,
+    CONF_RECALL_EARLIER_HOURS,
     CONF_CONVERSATION_RETENTION_DAYS,
 )
 DIGESTION_NUMBERS = (
@@ -125,6 +133,26 @@ def init_schema(options: Mapping[str, Any]) -> probatio.Schema:
                 CONF_RECALL_MIN_SCORE,
                 DEFAULT_RECALL_MIN_SCORE,
                 NumberSelectorConfig(min=0, max=1, step=0.05, mode=slider),
+            ),
+            # Across a conversation (engine/turn_recall.py).
+            probatio.Required(
+                CONF_RECALL_FOLLOW_UPS,
+                default=options.get(CONF_RECALL_FOLLOW_UPS, DEFAULT_RECALL_FOLLOW_UPS),
+            ): BooleanSelector(),
+            probatio.Required(
+                CONF_RECALL_KEEP,
+                default=options.get(CONF_RECALL_KEEP, DEFAULT_RECALL_KEEP),
+            ): BooleanSelector(),
+            **number(
+                CONF_RECALL_EARLIER_HOURS,
+                DEFAULT_RECALL_EARLIER_HOURS,
+                NumberSelectorConfig(
+                    min=0,
+                    max=MAX_RECALL_EARLIER_HOURS,
+                    step=1,
+                    mode=box,
+                    unit_of_measurement="h",
+                ),
             ),
             **number(
                 CONF_CONVERSATION_RETENTION_DAYS,
@@ -238,6 +266,9 @@ class MemoryOptionsFlow(OptionsFlow):
                 CONF_MIN_SCORE: float(user_input[CONF_MIN_SCORE]),
                 CONF_RECALL_BUDGET: int(user_input[CONF_RECALL_BUDGET]),
                 CONF_RECALL_MIN_SCORE: float(user_input[CONF_RECALL_MIN_SCORE]),
+                CONF_RECALL_FOLLOW_UPS: bool(user_input[CONF_RECALL_FOLLOW_UPS]),
+                CONF_RECALL_KEEP: bool(user_input[CONF_RECALL_KEEP]),
+                CONF_RECALL_EARLIER_HOURS: int(user_input[CONF_RECALL_EARLIER_HOURS]),
                 CONF_CONVERSATION_RETENTION_DAYS: int(
                     user_input[CONF_CONVERSATION_RETENTION_DAYS]
                 ),

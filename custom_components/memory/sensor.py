@@ -119,6 +119,11 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
         attributes_fn=lambda usage: {
             "failures_today": usage.recall_failures_today,
             "last_failure": usage.last_recall_failure,
+            # Turns today that a part of recall across a conversation
+            # contributed to (engine/turn_recall.py).
+            "follow_ups_today": usage.recall_follow_ups_today,
+            "kept_today": usage.recall_kept_today,
+            "earlier_today": usage.recall_earlier_today,
         },
     ),
     UsageSensorDescription(

@@ -686,3 +686,37 @@ async def test_stats(store: MemoryStore, backend: Backend, db_path: Path) -> Non
         wal.stat().st_size if wal.exists() else 0
     )
     assert store.database_bytes() == stats.database_bytes
+
+
+async def test_summaries_stay_their_own_memories(store: MemoryStore) -> None:
+    """A summary never merges with a fact of its words, nor another talk's summary.
+
+    Digesting the same conversation again still finds its summary.
+    """
+
+    def summary(text: str, conversation: str) -> NewMemory:
+        return memory(
+            text,
+            type=MemoryType.SUMMARY,
+            source=Source(origin=Origin.DIGESTION, conversation_id=conversation),
+        )
+
+    fact = await store.add(memory("Anna asked about the bins."))
+    first = await store.add(summary("Anna asked about the bins.", "talk-1"))
+    assert first.created
+    assert first.item.id != fact.item.id
+    assert first.item.type == MemoryType.SUMMARY
+    other = await store.add(summary("Anna asked about the bins.", "talk-2"))
+    assert other.created
+    again = await store.add(summary("Anna asked about the bins.", "talk-1"))
+    assert (again.created, again.item.id) == (False, first.item.id)
+    # A fact added after the summary is its own memory too.
+    later = await store.add(memory("Mia asked about the bins."))
+    said = await store.add(summary("Mia asked about the bins.", "talk-3"))
+    assert said.created
+    assert said.item.id != later.item.id
+    # Rewording a summary to a fact's words is no clash either.
+    await store.update_content(other.item.id, content="Mia asked about the bins.")
+    # A fact still refuses its twin's words.
+    with pytest.raises(InvalidInputError):
+        await store.update_content(fact.item.id, content="Mia asked about the bins.")

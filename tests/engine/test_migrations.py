@@ -18,6 +18,7 @@ from custom_components.memory.engine import (
     Origin,
     SearchQuery,
     Signal,
+    Source,
 )
 from custom_components.memory.engine.schema import MIGRATIONS
 from custom_components.memory.engine.text import content_key
@@ -287,3 +288,37 @@ async def test_shared_conversations_go_back_to_who_started_them(
         (3, "person.ben", "u-ben", None),
     ]
     assert scopes == [("person.anna",), ("person.ben",), ("person.anna",)]
+
+
+async def test_migration_8_keys_summaries_apart(
+    db_path: Path, open_store: StoreFactory
+) -> None:
+    """A summary stored before schema 8 no longer swallows a fact of its words."""
+    build_database(db_path, 7)
+    with closing(sqlite3.connect(db_path)) as conn:
+        conn.execute(
+            "INSERT INTO memories (scope, type, content, content_key, status, "
+            "created_at, updated_at, origin, conversation_id) "
+            "VALUES ('household', 'summary', ?, ?, 'active', ?, ?, 'digestion', ?)",
+            (
+                "They talked about the bins.",
+                content_key("They talked about the bins."),
+                START,
+                START,
+                "talk-1",
+            ),
+        )
+        conn.commit()
+    store = await open_store()
+    fact = await store.add(memory("They talked about the bins."))
+    assert fact.created
+    assert fact.item.type == MemoryType.FACT
+    # The old summary is still found as its conversation's, by the new key.
+    again = await store.add(
+        memory(
+            "They talked about the bins.",
+            type=MemoryType.SUMMARY,
+            source=Source(origin=Origin.DIGESTION, conversation_id="talk-1"),
+        )
+    )
+    assert not again.created

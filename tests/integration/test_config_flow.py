@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from homeassistant.config_entries import SOURCE_USER, ConfigEntryState
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 import probatio
+import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.memory.const import (
@@ -13,12 +14,17 @@ from custom_components.memory.const import (
     CONF_MIN_SCORE,
     CONF_PROVIDER,
     CONF_RECALL_BUDGET,
+    CONF_RECALL_EARLIER_HOURS,
+    CONF_RECALL_FOLLOW_UPS,
+    CONF_RECALL_KEEP,
     CONF_RECALL_MIN_SCORE,
     CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
     DEFAULT_MIN_SCORE,
+    DEFAULT_RECALL_EARLIER_HOURS,
     DEFAULT_SEARCH_LIMIT,
     DOMAIN,
+    MAX_RECALL_EARLIER_HOURS,
     PROVIDER_KEYWORD,
 )
 
@@ -117,6 +123,41 @@ async def test_options_flow(
     result = await hass.config_entries.options.async_init(init_integration.entry_id)
     assert _default(result["data_schema"], CONF_SEARCH_LIMIT) == 2
     assert _default(result["data_schema"], CONF_MIN_SCORE) == 0.8
+
+
+async def test_options_for_recall_across_a_conversation(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """Follow-ups, kept memories and Earlier are on by default and switch off."""
+    result = await hass.config_entries.options.async_init(init_integration.entry_id)
+    schema = result["data_schema"]
+    assert _default(schema, CONF_RECALL_FOLLOW_UPS) is True
+    assert _default(schema, CONF_RECALL_KEEP) is True
+    assert _default(schema, CONF_RECALL_EARLIER_HOURS) == DEFAULT_RECALL_EARLIER_HOURS
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"],
+        {
+            CONF_RECALL_FOLLOW_UPS: False,
+            CONF_RECALL_KEEP: False,
+            CONF_RECALL_EARLIER_HOURS: 3.0,
+        },
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    options = init_integration.options
+    assert options[CONF_RECALL_FOLLOW_UPS] is False
+    assert options[CONF_RECALL_KEEP] is False
+    assert options[CONF_RECALL_EARLIER_HOURS] == 3
+    assert isinstance(options[CONF_RECALL_EARLIER_HOURS], int)
+    # Beyond two days, or NaN, is refused.
+    result = await hass.config_entries.options.async_init(init_integration.entry_id)
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {CONF_RECALL_EARLIER_HOURS: MAX_RECALL_EARLIER_HOURS + 1}
+        )
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_RECALL_EARLIER_HOURS: float("nan")}
+    )
+    assert result["errors"] == {CONF_RECALL_EARLIER_HOURS: "invalid_number"}
 
 
 async def test_options_mapping_of_a_removed_satellite(hass: HomeAssistant) -> None:

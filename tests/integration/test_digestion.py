@@ -297,6 +297,38 @@ async def test_duplicate_does_nothing(
     assert len(ai_task.calls) == 1
 
 
+async def test_a_summary_is_its_own_memory(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """A summary with a fact's very words is still kept, as its own memory."""
+    anna = household.context("anna")
+    result = await converse(
+        hass, "Remember that I am allergic to nuts, it is serious", context=anna
+    )
+    await flush(init_integration)
+    ai_task.answer(
+        answer(
+            memory("Anna is allergic to nuts", topic="allergy"),
+            summary="Anna is allergic to nuts",
+        ),
+    )
+    response = await digest(hass, conversation_id=result.conversation_id)
+    [conversation] = response["conversations"]
+    [fact] = conversation["added"]
+    assert conversation["summary"] not in (None, fact)
+    assert rows(
+        hass,
+        "SELECT id, type, content FROM memories WHERE status = 'active' ORDER BY id",
+    ) == [
+        (fact, "fact", "Anna is allergic to nuts"),
+        (conversation["summary"], "summary", "Anna is allergic to nuts"),
+    ]
+
+
 async def test_secrets_never_reach_the_llm_or_the_store(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,

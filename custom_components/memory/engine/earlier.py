@@ -48,7 +48,7 @@ class EarlierTalk:
 
     conversation: int
     conversation_id: str
-    # When it was last updated.
+    # When the speaker's last message in it was said.
     at: datetime
     # Its summary memory's content, else its last turns shortened.
     text: str
@@ -173,20 +173,22 @@ async def earlier_talks(
     ):
         summaries[str(row[1])] = (int(row[0]), str(row[2]), float(row[3]), str(row[4]))
     talks: list[EarlierTalk] = []
-    for row_id, conversation_id, started_at, updated_at in conversations:
+    for row_id, conversation_id, started_at, _updated_at in conversations:
+        turns, language, said_at = await _turns(store, int(row_id), scope)
+        if said_at is None:
+            continue  # nothing this speaker said (only someone else's words)
         summary = summaries.get(str(conversation_id))
         if summary is not None and summary[2] >= float(started_at):
             text, summary_id, language = summary[1], summary[0], summary[3]
         else:
-            text, language = await _turns(store, int(row_id), scope)
-            summary_id = None
+            text, summary_id = turns, None
             if not text:
                 continue
         talks.append(
             EarlierTalk(
                 conversation=int(row_id),
                 conversation_id=str(conversation_id),
-                at=_time(float(updated_at)),
+                at=_time(said_at),
                 text=redacted(text) if redact else text,
                 summary_id=summary_id,
                 language=language,
@@ -195,11 +197,16 @@ async def earlier_talks(
     return talks
 
 
-async def _turns(store: MemoryStore, conversation: int, scope: str) -> tuple[str, str]:
-    """Return the last user and assistant messages of one scope, shortened."""
+async def _turns(
+    store: MemoryStore, conversation: int, scope: str
+) -> tuple[str, str, float | None]:
+    """Return the last user and assistant messages of one scope, shortened.
+
+    With their language and when the last of them was said (None: none).
+    """
     rows = list(
         await store.reader.execute_fetchall(
-            "SELECT role, content, language FROM conversation_messages "
+            "SELECT role, content, language, created_at FROM conversation_messages "
             "WHERE conversation = ? AND scope = ? AND role IN ('user', 'assistant') "
             "AND content != '' ORDER BY id DESC LIMIT ?",
             (conversation, scope, TURNS),
@@ -210,4 +217,6 @@ async def _turns(store: MemoryStore, conversation: int, scope: str) -> tuple[str
         for row in reversed(rows)
     ]
     language = next((str(row[2]) for row in rows if row[2]), "")
-    return "; ".join(line for line in said if not line.endswith(": ")), language
+    said_at = max((float(row[3]) for row in rows), default=None)
+    text = "; ".join(line for line in said if not line.endswith(": "))
+    return text, language, said_at

@@ -34,7 +34,7 @@ the closing quote of a compound head).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
 from typing import Final
@@ -304,20 +304,13 @@ async def _known_parts(
 
 
 def _driving(
-    chosen: Iterable[str],
-    counts: Mapping[str, int],
-    budget: int,
-    later: AbstractSet[str] = frozenset(),
+    chosen: Iterable[str], counts: Mapping[str, int], budget: int
 ) -> list[str]:
-    """Pick the MATCH's terms: rarest first, within the budget; the rarest always.
-
-    Terms in `later` (a follow-up's earlier turns) come after the others.
-    """
+    """Pick the MATCH's terms: rarest first, within the budget; the rarest always."""
     driving: list[str] = []
     matched = 0
     for term in sorted(
-        (term for term in chosen if counts.get(term)),
-        key=lambda t: (t in later, counts[t], t),
+        (term for term in chosen if counts.get(term)), key=lambda t: (counts[t], t)
     ):
         if driving and matched + counts[term] > budget:
             break
@@ -346,9 +339,10 @@ async def keyword_query(
     bounded to its newest `budget` rows (`KeywordQuery.floor`).
 
     `earlier` holds a follow-up's earlier turns with their weight (0..1):
-    their terms join the query at that share of their idf (a term of `text`
-    keeps its own), so what is said now still decides the order, and drive
-    the MATCH after the terms of `text`.
+    their terms some row holds join the query at that share of their idf
+    and bm25 (a term of `text` keeps its own), so what is said now still
+    decides the order; they drive the MATCH only when the terms of `text`
+    find nothing.
     """
     counter = vocab if isinstance(vocab, TermCounts) else TermCounts(vocab)
     languages = list(dict.fromkeys(languages))
@@ -393,10 +387,18 @@ async def keyword_query(
             weights[part] = max(
                 weights.get(part, 0.0), idf(counts[part], total), inherited
             )
+    # A follow-up's earlier words count at their share, where some row holds
+    # them (a word nobody wrote cannot tell rows apart); they drive the
+    # MATCH only when the current words find nothing, else they rank the
+    # rows the current words found.
+    shares = {
+        term: share
+        for term, share in shares.items()
+        if term not in weights and counts.get(term)
+    }
+    driving = _driving(weights, counts, budget) or _driving(shares, counts, budget)
     for term, share in shares.items():
-        if term not in weights:
-            weights[term] = share * idf(counts.get(term, 0), total)
-    driving = _driving(weights, counts, budget, later=shares.keys() - terms)
+        weights[term] = share * idf(counts[term], total)
     if not driving:
         return None
     head_set = frozenset(prefixes)
@@ -406,7 +408,7 @@ async def keyword_query(
         # Even the rarest term is in more rows than the budget: its newest.
         floor = await _floor(conn, index, expression, budget)
     others = {
-        term: bm25_idf(counts[term], total)
+        term: bm25_idf(counts[term], total) * shares.get(term, 1.0)
         for term in weights
         if counts.get(term) and term not in driving
     }

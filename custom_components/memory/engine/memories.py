@@ -21,6 +21,7 @@ from .memory_rows import (
     check_ids,
     insert_many,
     insert_memory,
+    memory_key,
     memory_terms,
     row_to_item,
     validate_memory,
@@ -28,7 +29,6 @@ from .memory_rows import (
 from .memory_vectors import MemoryVectors
 from .models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats, Vector
 from .sql import IDS, placeholders, rows_in, storable_ids
-from .text import content_key
 from .transactions import immediate_transaction
 from .vectors import as_unit_vector
 
@@ -285,7 +285,7 @@ class MemoryTable(MemoryVectors):
                 raise InvalidInputError(
                     f"memory {item_id} is not active", id=str(item_id)
                 )
-            key = content_key(text)
+            key = memory_key(text, item.type, item.source.conversation_id)
             async with writer.execute(
                 "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
                 "AND status = 'active' AND id != ?",

@@ -218,6 +218,20 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(result)
 
 
+def memory_key(content: str, kind: MemoryType, conversation_id: str | None) -> str:
+    """Return the de-duplication key of a memory's text (one active per key and scope).
+
+    A conversation's summary is its own memory: its key also holds its type
+    and conversation, so it never swallows, or is swallowed by, a fact of
+    the same words, nor another conversation's summary; digesting the same
+    conversation again still finds it (migration 8 keyed the older ones).
+    """
+    key = content_key(content)
+    if kind == MemoryType.SUMMARY:
+        return f"summary:{conversation_id or ''}:{key}"
+    return key
+
+
 async def insert_many(
     conn: aiosqlite.Connection,
     prepared: Sequence[tuple[NewMemory, str, tuple[str, ...]]],
@@ -231,7 +245,10 @@ async def insert_many(
     looked up, tags written. A batch that repeats a text in one scope goes
     row by row, so that its first copy is the one kept, as with `add`.
     """
-    keys = [content_key(content) for _memory, content, _tags in prepared]
+    keys = [
+        memory_key(content, memory.type, memory.source.conversation_id)
+        for memory, content, _tags in prepared
+    ]
     pairs = [
         (memory.scope, key)
         for (memory, _content, _tags), key in zip(prepared, keys, strict=True)
@@ -291,7 +308,7 @@ async def insert_memory(
     now: float,
 ) -> tuple[int, bool]:
     """Insert one validated memory; return `(id, created)` (its twin's id if not)."""
-    key = content_key(content)
+    key = memory_key(content, memory.type, memory.source.conversation_id)
     # An expired twin no longer counts: archive it (as expire_due would)
     # so it cannot swallow the new memory and then be archived with it.
     await conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, memory.scope, key, now))

@@ -420,6 +420,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             USING fts5vocab(conversation_messages_fts, 'row')
         """,
     ),
+    # Summaries stay summaries (memory_rows.memory_key): a summary's key
+    # holds its type and conversation, so a fact of the same words, or
+    # another conversation's summary, is its own memory.
+    (
+        """
+        UPDATE memories SET content_key = 'summary:' ||
+            coalesce(conversation_id, '') || ':' || content_key
+        WHERE type = 'summary' AND content_key NOT LIKE 'summary:%'
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
