@@ -10,11 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from custom_components.memory.engine import (
-    InvalidInputError,
-    MemoryStore,
-    SearchQuery,
-)
+from custom_components.memory.engine import InvalidInputError, MemoryStore, SearchQuery
 from custom_components.memory.engine.followup_words import OPENERS, REFERS
 from custom_components.memory.engine.followups import (
     FADE,
@@ -139,7 +135,7 @@ WINTER = (
 
 @pytest.fixture
 async def store(store_factory: StoreFactory) -> MemoryStore:
-    """A keyword-only store with the winter notes."""
+    """Open a keyword-only store with the winter notes."""
     opened = await store_factory(model=None)
     await opened.add_many([memory(text) for text in WINTER])
     return opened
@@ -150,7 +146,7 @@ async def test_earlier_words_rank_what_the_current_words_find(
 ) -> None:
     """'And in winter?' after the guest room: the winter heating first."""
     alone = await store.search(SearchQuery(text="And in winter?"))
-    assert [hit.item.content for hit in alone][0] == WINTER[2]
+    assert alone[0].item.content == WINTER[2]
     follow = await store.search(
         SearchQuery(
             text="And in winter?",

@@ -400,10 +400,10 @@ async def keyword_query(
         if term not in weights and counts.get(term)
     }
     driving = _driving(weights, counts, budget)
-    for said in turns:
+    for turn_terms in turns:
         if driving:
             break
-        driving = _driving([t for t in said if t in shares], counts, budget)
+        driving = _driving([t for t in turn_terms if t in shares], counts, budget)
     for term, share in shares.items():
         weights[term] = share * idf(counts[term], total)
     if not driving:
