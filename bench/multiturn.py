@@ -9,7 +9,7 @@ Run from the repository root in the Python 3.14 environment:
 The data lies in `bench/data/multiturn/<lang>.jsonl` (see
 docs/benchmarks/multiturn.md): memories (the household set's
 `bench/data/household/<lang>.jsonl` by id, plus `{"memory": "x01", "text":
-…, "scope": "household" | "anna" | "ben"}`) and dialogues of 2–4 user turns,
+…, "scope": "household" | "anna" | "tom"}`) and dialogues of 2–4 user turns,
 each turn labelled with the memories that should be in its block (`expect`)
 and those that must not (`unrelated`), some continuing an earlier
 conversation of the same speaker (`before`, with `others`: other speakers'
@@ -88,7 +88,7 @@ DIALOGUE_GAP: Final = timedelta(days=3)
 DISTRACTORS: Final = 300
 SEED: Final = 20261124
 MODEL: Final = "all-MiniLM-L6-v2"
-PERSONS: Final = {"anna": "person.anna", "ben": "person.ben"}
+PERSONS: Final = {"anna": "person.anna", "tom": "person.tom"}
 # Settings compared: before #14 (none), each part alone, and all three.
 VARIANTS: Final = {
     "none": RecallSettings(follow_ups=False, keep=False, earlier=timedelta(0)),
