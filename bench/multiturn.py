@@ -180,7 +180,7 @@ def _talk(raw: dict[str, Any], speaker: str) -> Talk:
     )
 
 
-def load(language: str, folder: Path = DATA) -> Data:
+def load(language: str, folder: Path = DATA / "multiturn") -> Data:
     """Read a language's dialogues and the memories they use."""
     data = Data(language)
     for line in (DATA / "household" / f"{language}.jsonl").read_text().splitlines():
