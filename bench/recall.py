@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 import os
 from pathlib import Path
 import platform
@@ -58,6 +59,9 @@ from pytest_homeassistant_custom_component.common import (  # noqa: E402
 from bench._machine import cpu_model  # noqa: E402
 from custom_components.memory.const import (  # noqa: E402
     CONF_PROVIDER,
+    CONF_RECALL_EARLIER_HOURS,
+    CONF_RECALL_FOLLOW_UPS,
+    CONF_RECALL_KEEP,
     DEFAULT_RECALL_BUDGET,
     DEFAULT_RECALL_MIN_SCORE,
     DOMAIN,
@@ -65,9 +69,13 @@ from custom_components.memory.const import (  # noqa: E402
 )
 from custom_components.memory.engine import (  # noqa: E402
     HOUSEHOLD,
+    ConversationInfo,
+    ConversationLog,
     MemoryStore,
     MemoryType,
+    MessageRole,
     NewMemory,
+    NewMessage,
     Origin,
     SearchQuery,
     Source,
@@ -215,6 +223,73 @@ def memories(count: int, rng: random.Random) -> list[NewMemory]:
     return made
 
 
+_FOLLOW_UPS = (
+    "and {who}?",
+    "what about the {room}?",
+    "and on {day}?",
+    "is that still right?",
+    "thanks",
+    "and the {appliance}?",
+)
+# Conversations in the log (for the Earlier part): this many over 30 days,
+# and CONVERSATIONS_TODAY of them in the last 12 hours.
+CONVERSATIONS: Final = 2000
+CONVERSATIONS_TODAY: Final = 20
+SATELLITE: Final = "kitchen-satellite"
+
+
+def dialogues(count: int, rng: random.Random) -> list[list[str]]:
+    """`count` conversations of 2-4 turns: a question, then follow-ups."""
+    return [
+        [_fill(rng.choice(_QUESTIONS), rng) + "?"]
+        + [_fill(rng.choice(_FOLLOW_UPS), rng) for _ in range(rng.randint(1, 3))]
+        for _ in range(count)
+    ]
+
+
+async def log_conversations(store: MemoryStore, now: datetime) -> None:
+    """Fill the conversation log: a person's and a satellite's past talks."""
+    rng = random.Random(SEED + 2)
+    log = ConversationLog(store)
+    batch = []
+    for number in range(CONVERSATIONS):
+        hours = (
+            rng.uniform(0.2, 12)
+            if number < CONVERSATIONS_TODAY
+            else rng.uniform(12, 30 * 24)
+        )
+        at = now - timedelta(hours=hours)
+        person = number % 2 == 0
+        scope = PERSON if person else HOUSEHOLD
+        said = [
+            NewMessage(
+                role=MessageRole.USER if turn % 2 == 0 else MessageRole.ASSISTANT,
+                content=_fill(
+                    rng.choice(_QUESTIONS if turn % 2 == 0 else _COMMANDS), rng
+                ),
+                created_at=at + timedelta(seconds=turn),
+                scope=scope,
+                user_id="user-anna" if person else None,
+                device_id=None if person else SATELLITE,
+            )
+            for turn in range(4)
+        ]
+        info = ConversationInfo(
+            conversation_id=f"past-{number}",
+            started_at=at,
+            scope=scope,
+            user_id="user-anna" if person else None,
+            device_id=None if person else SATELLITE,
+            ended_at=at + timedelta(minutes=1),
+        )
+        batch.append((None, info, said))
+        if len(batch) == 500:
+            await log.save(batch)
+            batch = []
+    if batch:
+        await log.save(batch)
+
+
 def utterances(count: int, rng: random.Random) -> list[str]:
     """Spoken turns: half questions about memories, half commands and chat."""
     return [
@@ -231,6 +306,7 @@ async def build(db_path: Path, count: int) -> None:
         batch = memories(count, random.Random(SEED))
         for start in range(0, len(batch), 1000):
             await store.add_many(batch[start : start + 1000])
+        await log_conversations(store, datetime.now(UTC))
     finally:
         await store.close()
 
@@ -293,7 +369,7 @@ async def _turn(
         context=Context(user_id=user_id if as_user else None),
         language="en",
         assistant="conversation",
-        device_id=None if as_user else "kitchen-satellite",
+        device_id=None if as_user else SATELLITE,
     )
     chat_log = ChatLog(hass, f"bench-{index}")
     # Appended directly: a real turn would also notify capture, not timed here.
@@ -328,6 +404,156 @@ async def _turn(
     result.tokens.append(usage.last_recall_tokens or 0)
     result.recalled.append(instance.api_prompt.count("\n#"))
     result.failures = usage.recall_failures_today
+
+
+# --compare: recall as before #14 (the three parts off) and as now (on),
+# conversation by conversation in one run.
+VARIANTS: Final = {
+    "before": {
+        CONF_RECALL_FOLLOW_UPS: False,
+        CONF_RECALL_KEEP: False,
+        CONF_RECALL_EARLIER_HOURS: 0,
+    },
+    "now": {
+        CONF_RECALL_FOLLOW_UPS: True,
+        CONF_RECALL_KEEP: True,
+        CONF_RECALL_EARLIER_HOURS: 12,
+    },
+}
+
+
+@dataclass(slots=True)
+class CompareResult:
+    """One compare run's latencies (ms) per variant, and tokens per turn."""
+
+    api_ms: dict[str, list[float]] = field(default_factory=dict)
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+
+
+async def compare_run(config_dir: Path, talks: list[list[str]]) -> CompareResult:
+    """Alternate conversations between recall before #14 and now; time every turn."""
+    async with async_test_home_assistant(config_dir=str(config_dir)) as hass:
+        hass.data.pop(loader.DATA_CUSTOM_COMPONENTS, None)
+        entry = MockConfigEntry(domain=DOMAIN, data={CONF_PROVIDER: PROVIDER_KEYWORD})
+        entry.add_to_hass(hass)
+        if not await hass.config_entries.async_setup(entry.entry_id):
+            raise RuntimeError("Assist Memory did not set up")
+        await hass.async_block_till_done()
+        user = await hass.auth.async_create_user("Anna")
+        hass.states.async_set(PERSON, "home", {"user_id": user.id})
+        result = CompareResult(
+            api_ms={name: [] for name in VARIANTS},
+            tokens={name: [] for name in VARIANTS},
+        )
+        try:
+            for index, said in enumerate(talks):
+                name = list(VARIANTS)[index % len(VARIANTS)]
+                # Options take effect on the next turn (recall reads them).
+                hass.config_entries.async_update_entry(
+                    entry, options={**entry.options, **VARIANTS[name]}
+                )
+                for turn in range(len(said)):
+                    elapsed = await _conversation_turn(
+                        hass, f"talk-{index}", said[: turn + 1], user.id, index
+                    )
+                    if index >= WARMUP:
+                        result.api_ms[name].append(elapsed)
+                        usage = entry.runtime_data.usage.data
+                        result.tokens[name].append(usage.last_recall_tokens or 0)
+        finally:
+            await hass.config_entries.async_unload(entry.entry_id)
+            await hass.async_block_till_done()
+            await hass.async_stop(force=True)
+        return result
+
+
+async def _conversation_turn(
+    hass: HomeAssistant, conversation_id: str, said: list[str], user_id: str, index: int
+) -> float:
+    """Time one turn of a conversation whose chat log holds `said` so far."""
+    as_user = index % 4 < 2
+    context = llm.LLMContext(
+        platform="bench",
+        context=Context(user_id=user_id if as_user else None),
+        language="en",
+        assistant="conversation",
+        device_id=None if as_user else SATELLITE,
+    )
+    chat_log = ChatLog(hass, conversation_id)
+    chat_log.content.extend(UserContent(content=text) for text in said)
+    token = current_chat_log.set(chat_log)
+    try:
+        started = time.perf_counter()
+        await llm.async_get_api(hass, DOMAIN, context)
+        elapsed = (time.perf_counter() - started) * 1000
+    finally:
+        current_chat_log.reset(token)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    return elapsed
+
+
+def compare_markdown(
+    args: argparse.Namespace, runs: list[CompareResult], env: dict[str, Any], db: int
+) -> str:
+    """Report the interleaved comparison: percentiles per variant, median over runs."""
+    lines = [
+        "# Recall latency across a conversation: before #14 and now",
+        "",
+        "Command, from the repository root:",
+        "",
+        (
+            "    ../shared/py314/run .venv/bin/python bench/recall.py --compare "
+            f"--memories {args.memories} --runs {args.runs} --turns {args.turns} "
+            f"--out {args.out}"
+        ),
+        "",
+        (
+            f"{args.memories:,} memories and {CONVERSATIONS:,} past conversations "
+            f"in the log ({CONVERSATIONS_TODAY} of them in the last 12 hours, half "
+            f"a person's, half the kitchen satellite's; database {db / 2**20:.1f} "
+            f"MiB), keyword search. {args.turns} conversations of 2–4 turns per "
+            'run (a question, then follow-ups such as "and Mia?" or "what '
+            'about the attic?"), alternating between recall before #14 (the '
+            "three options off: the last utterance alone, the block rebuilt) and "
+            "now (follow-ups, kept memories, Earlier on the first turn); half "
+            "the conversations as a person, half at the satellite. Each run is "
+            f"a fresh Home Assistant; the first {WARMUP} conversations are "
+            "warm-up."
+        ),
+        "",
+        f"Median over {args.runs} runs of each percentile, in ms:",
+        "",
+        "| recall | turns per run | p50 | p95 | p99 | max | tokens / turn |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in VARIANTS:
+        values = [run.api_ms[name] for run in runs]
+        cells = [
+            statistics.median(percentile(run, share) for run in values)
+            for share in (0.5, 0.95, 0.99)
+        ]
+        cells.append(statistics.median(max(run) for run in values))
+        tokens = statistics.mean(t for run in runs for t in run.tokens[name])
+        lines.append(
+            f"| {name} | {len(values[0])} | "
+            + " | ".join(f"{cell:.2f}" for cell in cells)
+            + f" | {tokens:.0f} |"
+        )
+    p95 = statistics.median(percentile(run.api_ms["now"], 0.95) for run in runs)
+    verdict = "meets" if p95 <= TARGET_P95_MS else "MISSES"
+    lines += [
+        "",
+        f"**Target: ≤ {TARGET_P95_MS:.0f} ms p95 — now {verdict} it ({p95:.2f} ms).**",
+        "",
+        "| machine | |",
+        "|---|---|",
+        f"| cpu | {env['cpu']} ({env['cores']} cores) |",
+        f"| python | {env['python']} |",
+        f"| sqlite | {env['sqlite']} |",
+        f"| load average at start | {env['load']:.2f} |",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def environment() -> dict[str, Any]:
@@ -439,8 +665,29 @@ async def main_async(args: argparse.Namespace) -> int:
             print(
                 f"built {args.memories} memories in {time.perf_counter() - started:.1f} s"
             )
-        turns = utterances(args.turns, random.Random(SEED + 1))
         env = environment()
+        if args.compare:
+            talks = dialogues(args.turns, random.Random(SEED + 3))
+            compared: list[CompareResult] = []
+            for number in range(args.runs):
+                compared.append(await compare_run(config_dir, talks))
+                print(
+                    f"run {number + 1}: "
+                    + ", ".join(
+                        f"{name} p95 {percentile(ms, 0.95):.2f} ms"
+                        for name, ms in compared[-1].api_ms.items()
+                    )
+                )
+            report = compare_markdown(args, compared, env, db_path.stat().st_size)
+            print(report)
+            if args.out:
+                Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+                Path(args.out).write_text(report)
+            p95 = statistics.median(
+                percentile(run.api_ms["now"], 0.95) for run in compared
+            )
+            return 0 if p95 <= TARGET_P95_MS else 1
+        turns = utterances(args.turns, random.Random(SEED + 1))
         runs: list[RunResult] = []
         for number in range(args.runs):
             runs.append(await one_run(config_dir, turns))
@@ -468,6 +715,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--out", default="")
     parser.add_argument("--workdir", default="", help="keep the database here")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="conversations of 2-4 turns, recall before #14 and now interleaved",
+    )
     sys.exit(asyncio.run(main_async(parser.parse_args())))
 
 

@@ -155,6 +155,7 @@ async def anna_talked(
     """One turn of an earlier conversation, written to the log; its id."""
     result = await ollama.say(hass, text, context=context, **kwargs)
     await entry.runtime_data.capture.async_flush()
+    assert result.conversation_id is not None
     return result.conversation_id
 
 

@@ -84,10 +84,10 @@ async def load_language(language: str) -> None:
 def relative_time(delta: timedelta, language: str) -> str:
     """Say how long ago `delta` was: "20 minutes ago", "vor 20 Minuten".
 
-    Minutes under an hour, hours under a day, days beyond; a moment ago is
-    "0 minutes ago" in Babel's words.
+    Minutes under an hour, hours under a day, days beyond; anything under a
+    minute (or a clock that went back) is "1 minute ago".
     """
-    seconds = max(delta.total_seconds(), 0.0)
+    seconds = max(delta.total_seconds(), 60.0)
     granularity: Literal["minute", "hour", "day"] = (
         "minute" if seconds < 3600 else "hour" if seconds < 86400 else "day"
     )

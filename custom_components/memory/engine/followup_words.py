@@ -66,9 +66,10 @@ REFERS: Final[dict[str, frozenset[str]]] = {
         "those these same too either instead"
     ),
     "de": _words(
-        "er ihm ihn ihr ihre ihren ihrem ihrer sein seine seinen seinem seiner "
-        "es dort da dann dabei damit davon dazu darüber dasselbe derselbe "
-        "dieselbe gleiche auch"
+        "er sie ihm ihn ihr ihre ihren ihrem ihrer ihnen sein seine seinen "
+        "seinem seiner es dort dorthin da dann danach davor dabei damit davon "
+        "dazu dafür daran darauf darüber dasselbe derselbe dieselbe gleiche "
+        "auch"
     ),
     "nl": _words(
         "hij zij ze hem haar hun hen daar dan dezelfde hetzelfde ook zijn "

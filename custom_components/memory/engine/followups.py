@@ -11,7 +11,7 @@ An utterance carries on (`is_follow_up`) when, in any of the turn's
 languages, it opens with a continuation ("and", "what about", "und", "et",
 `followup_words.OPENERS`), refers back ("her", "there", "then", "dort",
 `followup_words.REFERS`), shares an analysed content term with the previous
-turn, or has at most one content term of its own ("Tomorrow?", "Thanks").
+turn, or is too short to stand alone ("Tomorrow?", "The bedroom?", "Thanks").
 Word lists and stemming only: microseconds, no model.
 """
 
@@ -34,8 +34,9 @@ from .models import Vector
 FADE: Final = 0.5
 # Earlier user turns a follow-up looks back at.
 MAX_EARLIER_TURNS: Final = 3
-# A turn with at most this many content terms cannot stand alone.
-ELLIPTICAL_TERMS: Final = 1
+# A turn of at most this many words cannot stand alone ("Tomorrow?",
+# "The bedroom?", "Thanks!"); "Where is the stopcock?" can.
+ELLIPTICAL_WORDS: Final = 2
 
 _WORD: Final = re.compile(f"\\w+(?:[{APOSTROPHES}-]\\w+)*")
 
@@ -69,9 +70,9 @@ def is_follow_up(
     codes = list(dict.fromkeys(language_code(tag) for tag in languages if tag))
     if any(_cued(words, code) for code in codes):
         return True
-    own = query_terms_in(utterance, codes)
-    if len(own) <= ELLIPTICAL_TERMS:
+    if len(words) <= ELLIPTICAL_WORDS:
         return True
+    own = query_terms_in(utterance, codes)
     return bool(set(own) & set(query_terms_in(earlier[0], codes)))
 
 

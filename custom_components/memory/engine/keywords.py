@@ -348,10 +348,13 @@ async def keyword_query(
     languages = list(dict.fromkeys(languages))
     terms = query_terms_in(text, languages)
     shares: dict[str, float] = {}
+    turns: list[list[str]] = []
     for said, share in earlier:
-        for term in query_terms_in(said, languages):
-            if term not in terms:
-                shares[term] = max(shares.get(term, 0.0), share)
+        turns.append(
+            [term for term in query_terms_in(said, languages) if term not in terms]
+        )
+        for term in turns[-1]:
+            shares[term] = max(shares.get(term, 0.0), share)
     groups = [
         group for language in languages for group in compound_words(text, language)
     ]
@@ -389,14 +392,18 @@ async def keyword_query(
             )
     # A follow-up's earlier words count at their share, where some row holds
     # them (a word nobody wrote cannot tell rows apart); they drive the
-    # MATCH only when the current words find nothing, else they rank the
-    # rows the current words found.
+    # MATCH only when the current words find nothing (the newest turn's
+    # that find something), else they rank the rows the current words found.
     shares = {
         term: share
         for term, share in shares.items()
         if term not in weights and counts.get(term)
     }
-    driving = _driving(weights, counts, budget) or _driving(shares, counts, budget)
+    driving = _driving(weights, counts, budget)
+    for turn_terms in turns:
+        if driving:
+            break
+        driving = _driving([t for t in turn_terms if t in shares], counts, budget)
     for term, share in shares.items():
         weights[term] = share * idf(counts[term], total)
     if not driving:
