@@ -267,6 +267,10 @@ async def test_follow_up_vector_is_made_of_kept_vectors(
     # The follow-up's own vector points at "b"; blended, "a" still counts.
     second = await talk.say("And that one?", vector=unit(vector("b")))
     assert set(ids_of(second)) >= {added[0].item.id, added[1].item.id}
+    # Only the vectors a follow-up can still look back at are kept.
+    for n in range(6):
+        await talk.say(f"And then {n}?", vector=unit(vector(n)))
+    assert list(talk.state.vectors) == [f"And then {n}?" for n in range(2, 6)]
 
 
 async def save_talk(
@@ -426,6 +430,32 @@ async def test_earlier_keeps_to_its_share_of_the_budget(
     )
     assert recalled.tokens <= 200
     assert await id_of(store, "The bins go out on Thursday evening") in ids_of(recalled)
+
+
+async def test_earlier_lines_stop_when_their_room_is_spent(
+    store: MemoryStore, clock: FakeClock
+) -> None:
+    """A tight budget holds the newest talks; the next is left out, not cut to nothing."""
+    log = ConversationLog(store)
+    now = datetime.fromtimestamp(clock(), UTC)
+    for n in range(3):
+        await save_talk(
+            log,
+            conversation_id=f"talk-{n}",
+            at=now - timedelta(minutes=10 + n),
+            device_id=KITCHEN,
+            said=[(MessageRole.USER, f"Talk number {n} about the garden " * 8)],
+        )
+    settings = RecallSettings(budget=150, earlier=timedelta(hours=1))
+    recalled = await Conversation(store, clock, settings=settings).say("Hello")
+    earlier = [
+        line for line in recalled.prompt.splitlines() if line.startswith("Earlier")
+    ]
+    assert ["Talk number 0" in earlier[0], "Talk number 1" in earlier[1]] == [
+        True,
+        True,
+    ]
+    assert len(earlier) == 2
 
 
 async def test_profiles_come_first_and_nothing_is_nothing(

@@ -409,6 +409,10 @@ async def test_options_without_satellites(
         CONF_MIN_SCORE: 0.1,
         CONF_RECALL_BUDGET: 200,
         CONF_RECALL_MIN_SCORE: 0.6,
+        # Across a conversation: on, and Earlier looks back 12 hours.
+        "recall_follow_ups": True,
+        "recall_keep": True,
+        "recall_earlier_hours": 12,
         "conversation_retention_days": 7,
         # Digestion's section, left collapsed: its defaults.
         "digestion": True,

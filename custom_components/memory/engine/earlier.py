@@ -182,8 +182,6 @@ async def earlier_talks(
             text, summary_id, language = summary[1], summary[0], summary[3]
         else:
             text, summary_id = turns, None
-            if not text:
-                continue
         talks.append(
             EarlierTalk(
                 conversation=int(row_id),
