@@ -4,13 +4,15 @@ A thin facade: the database's life cycle (`database.py`), the memories'
 vectors (`memory_vectors.py`), the `memories` table (`memories.py`,
 `memory_rows.py`) and hybrid search (`search.py`) are built up in layers,
 each a class of its own module; consolidation's reads
-(`consolidation_queries.py`) are reached through it too.
+(`consolidation_queries.py`) and paged browsing (`browse.py`) are reached
+through it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .browse import BrowsePage, BrowseQuery, browse, history
 from .consolidation_queries import active_by_topic, find_active, stored_vectors
 from .models import MemoryItem, Vector
 from .reanalysis import BATCH, pending, prepare, write
@@ -53,3 +55,15 @@ class MemoryStore(MemorySearch):
         """Rows whose search terms are not of the current analysis yet."""
         _writer, reader = self._require()
         return await pending(reader)
+
+    async def browse(self, query: BrowseQuery) -> BrowsePage:
+        """Return one page of memories in an order, and how many match (`browse.py`)."""
+        _writer, reader = self._require()
+        return await browse(reader, query, self._clock())
+
+    async def history(
+        self, item: MemoryItem
+    ) -> tuple[list[MemoryItem], list[MemoryItem]]:
+        """Return what `item` superseded, oldest first, and what superseded it."""
+        _writer, reader = self._require()
+        return await history(reader, item)
