@@ -42,6 +42,7 @@ from .runtime import MemoryConfigEntry, MemoryData
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
 from .vector_backend import async_remove_vector_backend, async_vector_backend_available
+from .websocket_api import async_setup_websocket_api
 
 PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.SENSOR]
 
@@ -56,6 +57,7 @@ def database_path(hass: HomeAssistant) -> Path:
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Register the actions once, whether or not an entry loads."""
     async_setup_services(hass)
+    async_setup_websocket_api(hass)
     return True
 
 

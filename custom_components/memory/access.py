@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, ServiceCall, callback
 from homeassistant.exceptions import UnknownUser
@@ -91,7 +92,17 @@ async def async_caller(hass: HomeAssistant, call: ServiceCall) -> Caller:
     user = await hass.auth.async_get_user(user_id)
     if user is None:
         raise UnknownUser(context=call.context, user_id=user_id)
-    return Caller(unrestricted=user.is_admin, persons=async_user_persons(hass, user_id))
+    return caller_for_user(hass, user)
+
+
+@callback
+def caller_for_user(hass: HomeAssistant, user: User) -> Caller:
+    """Return a logged-in user's reach: an admin's is everything, else household and own.
+
+    The actions (`async_caller`) and the panel's websocket commands both
+    resolve their user here.
+    """
+    return Caller(unrestricted=user.is_admin, persons=async_user_persons(hass, user.id))
 
 
 @callback

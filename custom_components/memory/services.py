@@ -64,6 +64,7 @@ from .engine import (
     MessageQuery,
     NewMemory,
     Origin,
+    SearchHit,
     SearchQuery,
     Source,
     StoreError,
@@ -171,7 +172,7 @@ def _unknown(ids: list[int]) -> ServiceValidationError:
     )
 
 
-async def _reachable_items(
+async def reachable_items(
     store: MemoryStore, caller: Caller, ids: list[int]
 ) -> dict[int, MemoryItem]:
     """Items by id; any missing or out-of-reach id raises as unknown."""
@@ -234,6 +235,23 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
     return {"id": result.item.id, "created": result.created}
 
 
+async def async_find_memories(
+    entry: MemoryConfigEntry, caller: Caller, query: SearchQuery
+) -> list[SearchHit]:
+    """Search memories for a caller: by meaning too when a query vector comes.
+
+    `memory.search` and the panel's `memory/browse` both search here, so a
+    memory is found, ranked and redacted the same way for both.
+    """
+    # None (keyword-only) while the provider is down, slow or rebuilding.
+    if (
+        vector := await async_query_vector(entry.runtime_data.embedding, query.text)
+    ) is not None:
+        query = replace(query, vector=vector)
+    hits = await entry.runtime_data.store.search(query)
+    return caller.found(hits, query.text)
+
+
 def _message_query(query: SearchQuery) -> MessageQuery:
     """Make the conversation-log part of a search (types, tags, status: memories)."""
     return MessageQuery(
@@ -256,13 +274,8 @@ async def _async_search(call: ServiceCall) -> ServiceResponse:
         await entry.runtime_data.capture.async_flush()
     response: dict[str, Any] = {}
     if source != SOURCE_CONVERSATIONS:
-        # None (keyword-only) while the provider is down, slow or rebuilding.
-        if (
-            vector := await async_query_vector(entry.runtime_data.embedding, query.text)
-        ) is not None:
-            query = replace(query, vector=vector)
-        hits = await entry.runtime_data.store.search(query)
-        response["memories"] = [hit.as_dict() for hit in caller.found(hits, query.text)]
+        hits = await async_find_memories(entry, caller, query)
+        response["memories"] = [hit.as_dict() for hit in hits]
     if source != SOURCE_MEMORIES:
         messages = _message_query(query)
         # Embedded once per call (with `both`, the memories' vector comes
@@ -319,7 +332,7 @@ async def _forget_memories(
     store = entry.runtime_data.store
     data = call.data
     if ATTR_IDS in data:
-        items = await _reachable_items(store, caller, data[ATTR_IDS])
+        items = await reachable_items(store, caller, data[ATTR_IDS])
         chosen = [items[i] for i in data[ATTR_IDS]]
     else:
         query = _search_query(call, caller, dict(entry.options))
@@ -378,7 +391,7 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
     caller = await async_caller(call.hass, call)
     item_id: int = call.data[ATTR_ID]
     check_ids([item_id])
-    items = await _reachable_items(entry.runtime_data.store, caller, [item_id])
+    items = await reachable_items(entry.runtime_data.store, caller, [item_id])
     return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
 
 

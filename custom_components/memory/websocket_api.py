@@ -1,0 +1,246 @@
+"""The websocket API the Memory panel reads through: `memory/browse`, `memory/get`, `memory/subscribe`.
+
+Every command serves the connection's user with the same reach as the
+actions (`access.caller_for_user`: a non-admin reads the household's and
+their own person's memories, an admin everything) and the same secret
+rules (`Caller.shown`, `Caller.found`); a memory outside the reach is
+reported as unknown, like `memory.get` does. A search goes through the same
+path as `memory.search` (`services.async_find_memories`). Errors leave
+translated (`errors.store_error`); bad input never becomes a server error.
+The subscription tells that something changed, never what: the panel asks
+again with its own reach.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from homeassistant.components.websocket_api import async_register_command
+from homeassistant.components.websocket_api.connection import ActiveConnection
+from homeassistant.components.websocket_api.decorators import (
+    async_response,
+    websocket_command,
+)
+from homeassistant.components.websocket_api.messages import event_message
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.helpers import config_validation as cv
+import probatio
+
+from .access import Caller, caller_for_user, scope_label
+from .const import ATTR_LANGUAGE, DOMAIN
+from .engine import (
+    DATABASE_ERRORS,
+    HOUSEHOLD,
+    MAX_SEARCH_LIMIT,
+    MemoryItem,
+    MemoryType,
+    Origin,
+    SearchQuery,
+)
+from .engine.browse import BrowseQuery
+from .engine.errors import database_error
+from .errors import store_error
+from .runtime import MemoryConfigEntry, loaded_entry
+from .services import STATUSES, TYPES, async_find_memories, reachable_items
+from .validation import LANGUAGE, PERSON, ROW_ID, check_ids, moment
+
+BROWSE_STATUSES: Final = (*STATUSES, "expiring")
+ORDERS: Final = ("relevance", "newest", "recalled")
+ORIGINS: Final = [str(origin) for origin in Origin]
+
+
+def _caller(hass: HomeAssistant, connection: ActiveConnection) -> Caller:
+    return caller_for_user(hass, connection.user)
+
+
+def _memory(item: MemoryItem, caller: Caller, label: Any) -> dict[str, Any]:
+    """Show a memory as the panel does: every field, its owner named."""
+    shown = caller.shown(item).as_dict()
+    shown["owner"] = label(item.scope)
+    shown["household"] = item.scope == HOUSEHOLD
+    return shown
+
+
+async def _run(coro: Any) -> Any:
+    """Await a store call; a database error leaves translated."""
+    try:
+        return await coro
+    except DATABASE_ERRORS as err:
+        if (known := database_error(err)) is None:
+            raise
+        raise store_error(known) from err
+
+
+def _scopes(caller: Caller, person: str | None) -> tuple[str, ...] | None:
+    """Return the scopes to list: the caller's reach, or one person's in it."""
+    if person is None:
+        return caller.reachable()
+    if person == HOUSEHOLD:
+        return (HOUSEHOLD,)
+    # Someone out of reach gets an empty list, as if they had no memories.
+    return (person,) if caller.may_reach(person) else ()
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/browse",
+        probatio.Optional("query", default=""): cv.string,
+        probatio.Optional("person"): probatio.Any(HOUSEHOLD, PERSON),
+        probatio.Optional("types", default=list): [probatio.In(TYPES)],
+        probatio.Optional("status", default="active"): probatio.In(BROWSE_STATUSES),
+        probatio.Optional("tags", default=list): [cv.string],
+        probatio.Optional("origins", default=list): [probatio.In(ORIGINS)],
+        probatio.Optional("since"): moment,
+        probatio.Optional("until"): moment,
+        probatio.Optional("order"): probatio.In(ORDERS),
+        probatio.Optional("limit", default=MAX_SEARCH_LIMIT): probatio.All(
+            int, probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
+        ),
+        probatio.Optional("cursor"): probatio.All(str, probatio.Length(max=200)),
+        probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
+    }
+)
+@async_response
+async def ws_browse(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """List memories: searched by relevance, or a page newest or most recalled first."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    label = scope_label(hass)
+    scopes = _scopes(caller, msg.get("person"))
+    types = tuple(MemoryType(kind) for kind in msg["types"])
+    text = msg["query"].strip()
+    order = msg.get("order") or ("relevance" if text else "newest")
+    if text and order == "relevance":
+        hits = await _run(
+            async_find_memories(
+                entry,
+                caller,
+                SearchQuery(
+                    text=text,
+                    scopes=scopes,
+                    types=types or None,
+                    tags=tuple(msg["tags"]),
+                    status="any" if msg["status"] == "expiring" else msg["status"],
+                    since=msg.get("since"),
+                    limit=msg["limit"],
+                    language=msg.get(ATTR_LANGUAGE),
+                ),
+            )
+        )
+        connection.send_result(
+            msg["id"],
+            {
+                "memories": [
+                    {**_memory(hit.item, caller, label), "score": round(hit.score, 4)}
+                    for hit in hits
+                ],
+                "total": len(hits),
+                "cursor": None,
+            },
+        )
+        return
+    page = await _run(
+        entry.runtime_data.store.browse(
+            BrowseQuery(
+                scopes=scopes,
+                types=types,
+                status=msg["status"],
+                tags=tuple(msg["tags"]),
+                origins=tuple(Origin(origin) for origin in msg["origins"]),
+                since=msg.get("since"),
+                until=msg.get("until"),
+                order="recalled" if order == "recalled" else "newest",
+                limit=msg["limit"],
+                cursor=msg.get("cursor"),
+            )
+        )
+    )
+    connection.send_result(
+        msg["id"],
+        {
+            "memories": [_memory(item, caller, label) for item in page.items],
+            "total": page.total,
+            "cursor": page.cursor,
+        },
+    )
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/get",
+        probatio.Required("memory_id"): ROW_ID,
+    }
+)
+@async_response
+async def ws_get(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """One memory, with what it superseded and what superseded it (those in reach)."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    label = scope_label(hass)
+    memory_id: int = msg["memory_id"]
+    check_ids([memory_id])
+    store = entry.runtime_data.store
+    items = await _run(reachable_items(store, caller, [memory_id]))
+    item = items[memory_id]
+    before, after = await _run(store.history(item))
+    connection.send_result(
+        msg["id"],
+        {
+            "memory": _memory(item, caller, label),
+            "superseded": [
+                _memory(older, caller, label)
+                for older in before
+                if caller.may_reach(older.scope)
+            ],
+            "superseded_by": [
+                _memory(newer, caller, label)
+                for newer in after
+                if caller.may_reach(newer.scope)
+            ],
+        },
+    )
+
+
+@websocket_command({probatio.Required("type"): f"{DOMAIN}/subscribe"})
+@callback
+def ws_subscribe(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Tell the panel when memories changed (never what: it asks again)."""
+    entry: MemoryConfigEntry = loaded_entry(hass)
+    pending = False
+
+    @callback
+    def send() -> None:
+        nonlocal pending
+        pending = False
+        connection.send_message(event_message(msg["id"], {"changed": True}))
+
+    @callback
+    def changed() -> None:
+        # A batch of writes is one event.
+        nonlocal pending
+        if not pending:
+            pending = True
+            hass.loop.call_soon(send)
+
+    remove: CALLBACK_TYPE = entry.runtime_data.store.add_listener(changed)
+    connection.subscriptions[msg["id"]] = remove
+    connection.send_result(msg["id"])
+
+
+@callback
+def async_setup_websocket_api(hass: HomeAssistant) -> None:
+    """Register the panel's commands (once per Home Assistant start)."""
+    for command in (ws_browse, ws_get, ws_subscribe):
+        async_register_command(hass, command)

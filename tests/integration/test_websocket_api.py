@@ -1,0 +1,201 @@
+"""The panel's websocket API: browse, get and subscribe, each within the user's reach.
+
+A real Home Assistant with its websocket server; users log in with their own
+access tokens, so the reach comes from who is connected, as in the panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+from pytest_homeassistant_custom_component.typing import (
+    MockHAClientWebSocket,
+    WebSocketGenerator,
+)
+
+from custom_components.memory.engine import HOUSEHOLD, NewMemory, Origin, Source
+
+from . import add
+from .assist import ANNA, BEN, Household
+
+
+async def token_for(hass: HomeAssistant, user: MockUser) -> str:
+    """Log a user in: an access token of their own."""
+    refresh = await hass.auth.async_create_refresh_token(user, "https://example.com/")
+    return hass.auth.async_create_access_token(refresh)
+
+
+async def ask(client: MockHAClientWebSocket, **message: Any) -> dict[str, Any]:
+    """Send one command; return its result, or its error."""
+    await client.send_json_auto_id(message)
+    reply = await client.receive_json()
+    return dict(reply["result"] if reply["success"] else {"error": reply["error"]})
+
+
+async def memories_of(hass: HomeAssistant, household: Household) -> dict[str, int]:
+    """Add the household's, Anna's and Ben's memories; return their ids by name."""
+    anna, ben = household.context("anna"), household.context("ben")
+    return {
+        "house": await add(hass, "The bins go out on Thursday"),
+        "anna": await add(
+            hass, "Anna's running shoes are size 39", context=anna, person=ANNA
+        ),
+        "ben": await add(
+            hass, "Ben is planning a surprise party", context=ben, person=BEN
+        ),
+        "code": await add(hass, "The garage door code is 7731"),
+    }
+
+
+async def test_an_admin_browses_everything_with_owners(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """The owner sees every memory, named by whose it is, a page at a time."""
+    ids = await memories_of(hass, household)
+    client = await hass_ws_client(hass)
+    result = await ask(client, type="memory/browse", limit=2)
+    assert result["total"] == 4
+    first = [memory["id"] for memory in result["memories"]]
+    assert first == [ids["code"], ids["ben"]]
+    owners = {memory["id"]: memory["owner"] for memory in result["memories"]}
+    assert owners[ids["ben"]] == "Ben"
+    rest = await ask(client, type="memory/browse", limit=2, cursor=result["cursor"])
+    assert [memory["id"] for memory in rest["memories"]] == [ids["anna"], ids["house"]]
+    assert rest["cursor"] is None
+    # One person's, the household's only, and a search by relevance.
+    anna = await ask(client, type="memory/browse", person=ANNA)
+    assert [memory["id"] for memory in anna["memories"]] == [ids["anna"]]
+    house = await ask(client, type="memory/browse", person=HOUSEHOLD)
+    assert {memory["id"] for memory in house["memories"]} == {ids["house"], ids["code"]}
+    found = await ask(client, type="memory/browse", query="surprise party")
+    assert found["memories"][0]["id"] == ids["ben"]
+    assert found["memories"][0]["score"] > 0
+
+
+async def test_a_person_never_receives_someone_elses_memory(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna (not an admin) lists, searches and opens the household's and her own only."""
+    ids = await memories_of(hass, household)
+    client = await hass_ws_client(hass, await token_for(hass, household.anna))
+    listed = await ask(client, type="memory/browse")
+    assert {memory["id"] for memory in listed["memories"]} == {
+        ids["house"],
+        ids["anna"],
+        ids["code"],
+    }
+    assert listed["total"] == 3
+    # Ben's, asked for by name, by words, by id, or by most recalled.
+    assert (await ask(client, type="memory/browse", person=BEN)) == {
+        "memories": [],
+        "total": 0,
+        "cursor": None,
+    }
+    searched = await ask(client, type="memory/browse", query="surprise party Ben")
+    assert ids["ben"] not in {memory["id"] for memory in searched["memories"]}
+    recalled = await ask(client, type="memory/browse", order="recalled", status="any")
+    assert ids["ben"] not in {memory["id"] for memory in recalled["memories"]}
+    refused = await ask(client, type="memory/get", memory_id=ids["ben"])
+    assert refused["error"]["translation_key"] == "unknown_memory"
+    # Her own, with the code shown to her (an identified person in its scope).
+    own = await ask(client, type="memory/get", memory_id=ids["code"])
+    assert "7731" in own["memory"]["content"]
+
+
+async def test_a_user_with_no_person_reads_codes_redacted(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A non-admin linked to no person sees the household's, codes redacted."""
+    ids = await memories_of(hass, household)
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    assert group is not None
+    guest = MockUser(name="Guest", groups=[group]).add_to_hass(hass)
+    client = await hass_ws_client(hass, await token_for(hass, guest))
+    listed = await ask(client, type="memory/browse")
+    texts = {memory["id"]: memory["content"] for memory in listed["memories"]}
+    assert set(texts) == {ids["house"], ids["code"]}
+    assert texts[ids["code"]] == "The garage door code is [redacted]"
+
+
+async def test_get_shows_the_history_chain(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Portland -> Seattle: each opens with what it replaced or what replaced it."""
+    store = init_integration.runtime_data.store
+    portland = await add(hass, "We live in Portland")
+    seattle, _old = await store.supersede(
+        portland,
+        NewMemory(content="We live in Seattle", source=Source(origin=Origin.DIGESTION)),
+    )
+    client = await hass_ws_client(hass)
+    new = await ask(client, type="memory/get", memory_id=seattle.id)
+    assert new["memory"]["content"] == "We live in Seattle"
+    assert [memory["id"] for memory in new["superseded"]] == [portland]
+    assert new["superseded_by"] == []
+    old = await ask(client, type="memory/get", memory_id=portland)
+    assert old["memory"]["status"] == "superseded"
+    assert [memory["id"] for memory in old["superseded_by"]] == [seattle.id]
+
+
+async def test_bad_input_is_an_error_not_a_crash(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A forged cursor, an id beyond 64 bits, a page of 0: clear errors."""
+    client = await hass_ws_client(hass)
+    forged = await ask(client, type="memory/browse", cursor="bm90IGEgY3Vyc29y")
+    assert forged["error"]["code"] == "home_assistant_error"
+    assert forged["error"]["translation_key"]
+    huge = await ask(client, type="memory/get", memory_id=2**70)
+    assert huge["error"]["code"] == "home_assistant_error"
+    assert "9223372036854775807" in huge["error"]["message"]
+    for message in (
+        {"type": "memory/browse", "limit": 0},
+        {"type": "memory/browse", "status": "deleted"},
+        {"type": "memory/browse", "origins": ["telepathy"]},
+    ):
+        refused = await ask(client, **message)
+        assert refused["error"]["code"] == "invalid_format", message
+
+
+async def test_subscribers_hear_that_something_changed_never_what(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """One event per change, with no content; none after unsubscribing."""
+    client = await hass_ws_client(hass, await token_for(hass, household.anna))
+    await client.send_json_auto_id({"type": "memory/subscribe"})
+    subscribed = await client.receive_json()
+    assert subscribed["success"]
+    await add(
+        hass, "Ben's secret gift idea", context=household.context("ben"), person=BEN
+    )
+    event = await client.receive_json()
+    assert event["type"] == "event"
+    assert event["event"] == {"changed": True}
+    await client.send_json_auto_id(
+        {"type": "unsubscribe_events", "subscription": subscribed["id"]}
+    )
+    assert (await client.receive_json())["success"]
+    await add(hass, "Another note")
+    await hass.async_block_till_done()
+    # The next message is the answer to a new command, not an event.
+    result = await ask(client, type="memory/browse", limit=1)
+    assert result["total"] == 1
