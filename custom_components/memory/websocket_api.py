@@ -1,4 +1,4 @@
-"""The websocket API the Memory panel reads through: `memory/browse`, `memory/get`, `memory/subscribe`.
+"""The websocket API of the Memory panel: browse, get, forget, restore, subscribe.
 
 Every command serves the connection's user with the same reach as the
 actions (`access.caller_for_user`: a non-admin reads the household's and
@@ -209,6 +209,58 @@ async def ws_get(
     )
 
 
+_IDS: Final = probatio.All(
+    cv.ensure_list, probatio.Length(min=1, max=MAX_SEARCH_LIMIT), [ROW_ID]
+)
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/forget",
+        probatio.Required("memory_ids"): _IDS,
+        probatio.Optional("purge", default=False): bool,
+    }
+)
+@async_response
+async def ws_forget(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Forget memories (archive, restorable), or with `purge` erase them for good."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    ids: list[int] = list(dict.fromkeys(msg["memory_ids"]))
+    check_ids(ids)
+    store = entry.runtime_data.store
+    await _run(reachable_items(store, caller, ids))
+    forgotten = await _run(store.forget(ids, purge=msg["purge"]))
+    connection.send_result(msg["id"], {"forgotten": forgotten, "purged": msg["purge"]})
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/restore",
+        probatio.Required("memory_ids"): _IDS,
+    }
+)
+@async_response
+async def ws_restore(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Bring forgotten (archived) memories back."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    ids: list[int] = list(dict.fromkeys(msg["memory_ids"]))
+    check_ids(ids)
+    store = entry.runtime_data.store
+    await _run(reachable_items(store, caller, ids))
+    restored = await _run(store.restore(ids))
+    connection.send_result(msg["id"], {"restored": restored})
+
+
 @websocket_command({probatio.Required("type"): f"{DOMAIN}/subscribe"})
 @callback
 def ws_subscribe(
@@ -242,5 +294,5 @@ def ws_subscribe(
 @callback
 def async_setup_websocket_api(hass: HomeAssistant) -> None:
     """Register the panel's commands (once per Home Assistant start)."""
-    for command in (ws_browse, ws_get, ws_subscribe):
+    for command in (ws_browse, ws_get, ws_forget, ws_restore, ws_subscribe):
         async_register_command(hass, command)

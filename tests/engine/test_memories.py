@@ -6,7 +6,7 @@ Most tests run on both vector backends through the `store` fixture.
 from __future__ import annotations
 
 from contextlib import closing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 import sqlite3
 
@@ -720,3 +720,43 @@ async def test_summaries_stay_their_own_memories(store: MemoryStore) -> None:
     # A fact still refuses its twin's words.
     with pytest.raises(InvalidInputError):
         await store.update_content(fact.item.id, content="Mia asked about the bins.")
+
+
+async def test_restore_brings_archived_memories_back(
+    store: MemoryStore, clock: FakeClock
+) -> None:
+    """Forgotten, then restored: active again, a past expiry cleared; twins refuse."""
+    start = datetime.fromtimestamp(clock(), UTC)
+    kept = await store.add(memory("The spare key is under the pot"))
+    brief = await store.add(
+        memory("Guests until Sunday", expires_at=start + timedelta(hours=1))
+    )
+    await store.forget([kept.item.id])
+    clock.advance(7200)
+    assert await store.expire_due() == [brief.item.id]
+    assert await store.restore([kept.item.id, brief.item.id]) == sorted(
+        [kept.item.id, brief.item.id]
+    )
+    items = await store.get_many([kept.item.id, brief.item.id])
+    assert {item.status for item in items.values()} == {MemoryStatus.ACTIVE}
+    assert items[brief.item.id].expires_at is None
+    assert items[kept.item.id].valid_to is None
+    # Restoring an active one changes nothing; an unknown id changes nothing.
+    assert await store.restore([kept.item.id]) == [kept.item.id]
+    with pytest.raises(UnknownMemoryError):
+        await store.restore([kept.item.id, 999])
+    assert await store.restore([]) == []
+    # The same words were said again meanwhile: the old copy stays archived.
+    await store.forget([kept.item.id])
+    again = await store.add(memory("The spare key is under the pot"))
+    with pytest.raises(InvalidInputError, match=str(again.item.id)):
+        await store.restore([kept.item.id])
+    # Two archived copies of one text: only one may come back.
+    await store.forget([again.item.id])
+    with pytest.raises(InvalidInputError):
+        await store.restore([kept.item.id, again.item.id])
+    # A superseded memory has its replacement.
+    new, old = await store.supersede(brief.item.id, memory("Guests until Monday"))
+    with pytest.raises(InvalidInputError, match="superseded"):
+        await store.restore([old.id])
+    assert new.status is MemoryStatus.ACTIVE

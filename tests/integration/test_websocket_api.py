@@ -16,7 +16,13 @@ from pytest_homeassistant_custom_component.typing import (
     WebSocketGenerator,
 )
 
-from custom_components.memory.engine import HOUSEHOLD, NewMemory, Origin, Source
+from custom_components.memory.engine import (
+    HOUSEHOLD,
+    MemoryStatus,
+    NewMemory,
+    Origin,
+    Source,
+)
 
 from . import add
 from .assist import ANNA, BEN, Household
@@ -160,7 +166,7 @@ async def test_bad_input_is_an_error_not_a_crash(
     client = await hass_ws_client(hass)
     forged = await ask(client, type="memory/browse", cursor="bm90IGEgY3Vyc29y")
     assert forged["error"]["code"] == "home_assistant_error"
-    assert forged["error"]["translation_key"]
+    assert forged["error"]["translation_key"] == "page_cursor"
     huge = await ask(client, type="memory/get", memory_id=2**70)
     assert huge["error"]["code"] == "home_assistant_error"
     assert "9223372036854775807" in huge["error"]["message"]
@@ -199,3 +205,56 @@ async def test_subscribers_hear_that_something_changed_never_what(
     # The next message is the answer to a new command, not an event.
     result = await ask(client, type="memory/browse", limit=1)
     assert result["total"] == 1
+
+
+async def test_forget_restore_and_purge_within_reach(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna forgets and restores her own; Ben's is unknown to her; purge erases."""
+    ids = await memories_of(hass, household)
+    client = await hass_ws_client(hass, await token_for(hass, household.anna))
+    forgot = await ask(client, type="memory/forget", memory_ids=[ids["anna"]])
+    assert forgot == {"forgotten": [ids["anna"]], "purged": False}
+    archived = await ask(client, type="memory/browse", status="archived")
+    assert [memory["id"] for memory in archived["memories"]] == [ids["anna"]]
+    restored = await ask(client, type="memory/restore", memory_ids=[ids["anna"]])
+    assert restored == {"restored": [ids["anna"]]}
+    assert (await ask(client, type="memory/get", memory_id=ids["anna"]))["memory"][
+        "status"
+    ] == "active"
+    # Someone else's: refused as unknown, and nothing changed.
+    for command in ("memory/forget", "memory/restore"):
+        refused = await ask(client, type=command, memory_ids=[ids["anna"], ids["ben"]])
+        assert refused["error"]["translation_key"] == "unknown_memory"
+    store = init_integration.runtime_data.store
+    items = await store.get_many([ids["anna"], ids["ben"]])
+    assert {item.status for item in items.values()} == {MemoryStatus.ACTIVE}
+    # For good.
+    purged = await ask(
+        client, type="memory/forget", memory_ids=[ids["anna"]], purge=True
+    )
+    assert purged == {"forgotten": [ids["anna"]], "purged": True}
+    assert ids["anna"] not in await store.get_many([ids["anna"]])
+    gone = await ask(client, type="memory/restore", memory_ids=[ids["anna"]])
+    assert gone["error"]["translation_key"] == "unknown_memory"
+
+
+async def test_restoring_over_a_twin_says_why(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """The same words were added again meanwhile: a translated refusal naming it."""
+    client = await hass_ws_client(hass)
+    old = await add(hass, "The spare key is under the pot")
+    await ask(client, type="memory/forget", memory_ids=[old])
+    new = await add(hass, "The spare key is under the pot")
+    refused = await ask(client, type="memory/restore", memory_ids=[old])
+    assert refused["error"]["code"] == "home_assistant_error"
+    assert refused["error"]["translation_key"] == "memory_twin"
+    assert refused["error"]["message"] == (
+        f"Memory {new} already has this text: edit or forget that one instead"
+    )

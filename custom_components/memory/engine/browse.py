@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 
 import aiosqlite
 
-from .errors import InvalidInputError
+from .errors import PageCursorError
 from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
 from .models import MemoryItem, MemoryType, Origin, to_timestamp
 from .sql import placeholders
@@ -76,14 +76,14 @@ def _decode(cursor: str) -> tuple[float, int]:
         key, item_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
         value = float(key)
     except (ValueError, TypeError, binascii.Error, UnicodeError) as err:
-        raise InvalidInputError("not a page cursor") from err
+        raise PageCursorError("not a page cursor") from err
     if (
         isinstance(key, bool)
         or type(item_id) is not int
         or not -(2**63) <= item_id < 2**63
         or value != value  # NaN  # noqa: PLR0124
     ):
-        raise InvalidInputError("not a page cursor")
+        raise PageCursorError("not a page cursor")
     return value, item_id
 
 

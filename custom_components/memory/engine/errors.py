@@ -28,6 +28,24 @@ class InvalidInputError(StoreError):
     key = "invalid_input"
 
 
+class MemoryTwinError(InvalidInputError):
+    """Another active memory of the scope already has this text."""
+
+    key = "memory_twin"
+
+
+class MemorySupersededError(InvalidInputError):
+    """The memory was replaced; its replacement is the current one."""
+
+    key = "memory_superseded"
+
+
+class PageCursorError(InvalidInputError):
+    """A page cursor that no page of this list gave."""
+
+    key = "page_cursor"
+
+
 class EmptyContentError(InvalidInputError):
     """A memory needs some text."""
 
