@@ -34,6 +34,7 @@ from .engine import (
 from .engine.files import DATABASE_SUFFIXES
 from .engine.integrity import marker_path
 from .export import async_remove_exports, async_rewrite_exports
+from .panel import async_register_panel, async_remove_panel
 from .profile import ProfileKeeper
 from .reanalysis import async_reanalyse
 from .recall import memory_api
@@ -205,6 +206,16 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
             final_write.pop()()
 
     entry.async_on_unload(_forget_final_write)
+
+    # The Memory panel, where the frontend runs (every user; the websocket
+    # API filters what each sees).
+    if await async_register_panel(hass):
+
+        @callback
+        def _remove_panel() -> None:
+            async_remove_panel(hass)
+
+        entry.async_on_unload(_remove_panel)
     return True
 
 

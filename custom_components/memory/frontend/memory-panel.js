@@ -1,0 +1,321 @@
+var yt=Object.defineProperty;var vt=(r,t,e)=>t in r?yt(r,t,{enumerable:!0,configurable:!0,writable:!0,value:e}):r[t]=e;var z=(r,t,e)=>vt(r,typeof t!="symbol"?t+"":t,e);var H=globalThis,N=H.ShadowRoot&&(H.ShadyCSS===void 0||H.ShadyCSS.nativeShadow)&&"adoptedStyleSheets"in Document.prototype&&"replace"in CSSStyleSheet.prototype,j=Symbol(),tt=new WeakMap,S=class{constructor(t,e,s){if(this._$cssResult$=!0,s!==j)throw Error("CSSResult is not constructable. Use `unsafeCSS` or `css` instead.");this.cssText=t,this.t=e}get styleSheet(){let t=this.o,e=this.t;if(N&&t===void 0){let s=e!==void 0&&e.length===1;s&&(t=tt.get(e)),t===void 0&&((this.o=t=new CSSStyleSheet).replaceSync(this.cssText),s&&tt.set(e,t))}return t}toString(){return this.cssText}},et=r=>new S(typeof r=="string"?r:r+"",void 0,j),D=(r,...t)=>{let e=r.length===1?r[0]:t.reduce((s,i,o)=>s+(n=>{if(n._$cssResult$===!0)return n.cssText;if(typeof n=="number")return n;throw Error("Value passed to 'css' function must be a 'css' function result: "+n+". Use 'unsafeCSS' to pass non-literal values, but take care to ensure page security.")})(i)+r[o+1],r[0]);return new S(e,r,j)},st=(r,t)=>{if(N)r.adoptedStyleSheets=t.map(e=>e instanceof CSSStyleSheet?e:e.styleSheet);else for(let e of t){let s=document.createElement("style"),i=H.litNonce;i!==void 0&&s.setAttribute("nonce",i),s.textContent=e.cssText,r.appendChild(s)}},B=N?r=>r:r=>r instanceof CSSStyleSheet?(t=>{let e="";for(let s of t.cssRules)e+=s.cssText;return et(e)})(r):r;var{is:bt,defineProperty:xt,getOwnPropertyDescriptor:At,getOwnPropertyNames:wt,getOwnPropertySymbols:St,getPrototypeOf:Et}=Object,M=globalThis,it=M.trustedTypes,Ct=it?it.emptyScript:"",kt=M.reactiveElementPolyfillSupport,E=(r,t)=>r,I={toAttribute(r,t){switch(t){case Boolean:r=r?Ct:null;break;case Object:case Array:r=r==null?r:JSON.stringify(r)}return r},fromAttribute(r,t){let e=r;switch(t){case Boolean:e=r!==null;break;case Number:e=r===null?null:Number(r);break;case Object:case Array:try{e=JSON.parse(r)}catch{e=null}}return e}},ot=(r,t)=>!bt(r,t),rt={attribute:!0,type:String,converter:I,reflect:!1,useDefault:!1,hasChanged:ot};Symbol.metadata??=Symbol("metadata"),M.litPropertyMetadata??=new WeakMap;var $=class extends HTMLElement{static addInitializer(t){this._$Ei(),(this.l??=[]).push(t)}static get observedAttributes(){return this.finalize(),this._$Eh&&[...this._$Eh.keys()]}static createProperty(t,e=rt){if(e.state&&(e.attribute=!1),this._$Ei(),this.prototype.hasOwnProperty(t)&&((e=Object.create(e)).wrapped=!0),this.elementProperties.set(t,e),!e.noAccessor){let s=Symbol(),i=this.getPropertyDescriptor(t,s,e);i!==void 0&&xt(this.prototype,t,i)}}static getPropertyDescriptor(t,e,s){let{get:i,set:o}=At(this.prototype,t)??{get(){return this[e]},set(n){this[e]=n}};return{get:i,set(n){let c=i?.call(this);o?.call(this,n),this.requestUpdate(t,c,s)},configurable:!0,enumerable:!0}}static getPropertyOptions(t){return this.elementProperties.get(t)??rt}static _$Ei(){if(this.hasOwnProperty(E("elementProperties")))return;let t=Et(this);t.finalize(),t.l!==void 0&&(this.l=[...t.l]),this.elementProperties=new Map(t.elementProperties)}static finalize(){if(this.hasOwnProperty(E("finalized")))return;if(this.finalized=!0,this._$Ei(),this.hasOwnProperty(E("properties"))){let e=this.properties,s=[...wt(e),...St(e)];for(let i of s)this.createProperty(i,e[i])}let t=this[Symbol.metadata];if(t!==null){let e=litPropertyMetadata.get(t);if(e!==void 0)for(let[s,i]of e)this.elementProperties.set(s,i)}this._$Eh=new Map;for(let[e,s]of this.elementProperties){let i=this._$Eu(e,s);i!==void 0&&this._$Eh.set(i,e)}this.elementStyles=this.finalizeStyles(this.styles)}static finalizeStyles(t){let e=[];if(Array.isArray(t)){let s=new Set(t.flat(1/0).reverse());for(let i of s)e.unshift(B(i))}else t!==void 0&&e.push(B(t));return e}static _$Eu(t,e){let s=e.attribute;return s===!1?void 0:typeof s=="string"?s:typeof t=="string"?t.toLowerCase():void 0}constructor(){super(),this._$Ep=void 0,this.isUpdatePending=!1,this.hasUpdated=!1,this._$Em=null,this._$Ev()}_$Ev(){this._$ES=new Promise(t=>this.enableUpdating=t),this._$AL=new Map,this._$E_(),this.requestUpdate(),this.constructor.l?.forEach(t=>t(this))}addController(t){(this._$EO??=new Set).add(t),this.renderRoot!==void 0&&this.isConnected&&t.hostConnected?.()}removeController(t){this._$EO?.delete(t)}_$E_(){let t=new Map,e=this.constructor.elementProperties;for(let s of e.keys())this.hasOwnProperty(s)&&(t.set(s,this[s]),delete this[s]);t.size>0&&(this._$Ep=t)}createRenderRoot(){let t=this.shadowRoot??this.attachShadow(this.constructor.shadowRootOptions);return st(t,this.constructor.elementStyles),t}connectedCallback(){this.renderRoot??=this.createRenderRoot(),this.enableUpdating(!0),this._$EO?.forEach(t=>t.hostConnected?.())}enableUpdating(t){}disconnectedCallback(){this._$EO?.forEach(t=>t.hostDisconnected?.())}attributeChangedCallback(t,e,s){this._$AK(t,s)}_$ET(t,e){let s=this.constructor.elementProperties.get(t),i=this.constructor._$Eu(t,s);if(i!==void 0&&s.reflect===!0){let o=(s.converter?.toAttribute!==void 0?s.converter:I).toAttribute(e,s.type);this._$Em=t,o==null?this.removeAttribute(i):this.setAttribute(i,o),this._$Em=null}}_$AK(t,e){let s=this.constructor,i=s._$Eh.get(t);if(i!==void 0&&this._$Em!==i){let o=s.getPropertyOptions(i),n=typeof o.converter=="function"?{fromAttribute:o.converter}:o.converter?.fromAttribute!==void 0?o.converter:I;this._$Em=i;let c=n.fromAttribute(e,o.type);this[i]=c??this._$Ej?.get(i)??c,this._$Em=null}}requestUpdate(t,e,s,i=!1,o){if(t!==void 0){let n=this.constructor;if(i===!1&&(o=this[t]),s??=n.getPropertyOptions(t),!((s.hasChanged??ot)(o,e)||s.useDefault&&s.reflect&&o===this._$Ej?.get(t)&&!this.hasAttribute(n._$Eu(t,s))))return;this.C(t,e,s)}this.isUpdatePending===!1&&(this._$ES=this._$EP())}C(t,e,{useDefault:s,reflect:i,wrapped:o},n){s&&!(this._$Ej??=new Map).has(t)&&(this._$Ej.set(t,n??e??this[t]),o!==!0||n!==void 0)||(this._$AL.has(t)||(this.hasUpdated||s||(e=void 0),this._$AL.set(t,e)),i===!0&&this._$Em!==t&&(this._$Eq??=new Set).add(t))}async _$EP(){this.isUpdatePending=!0;try{await this._$ES}catch(e){Promise.reject(e)}let t=this.scheduleUpdate();return t!=null&&await t,!this.isUpdatePending}scheduleUpdate(){return this.performUpdate()}performUpdate(){if(!this.isUpdatePending)return;if(!this.hasUpdated){if(this.renderRoot??=this.createRenderRoot(),this._$Ep){for(let[i,o]of this._$Ep)this[i]=o;this._$Ep=void 0}let s=this.constructor.elementProperties;if(s.size>0)for(let[i,o]of s){let{wrapped:n}=o,c=this[i];n!==!0||this._$AL.has(i)||c===void 0||this.C(i,void 0,o,c)}}let t=!1,e=this._$AL;try{t=this.shouldUpdate(e),t?(this.willUpdate(e),this._$EO?.forEach(s=>s.hostUpdate?.()),this.update(e)):this._$EM()}catch(s){throw t=!1,this._$EM(),s}t&&this._$AE(e)}willUpdate(t){}_$AE(t){this._$EO?.forEach(e=>e.hostUpdated?.()),this.hasUpdated||(this.hasUpdated=!0,this.firstUpdated(t)),this.updated(t)}_$EM(){this._$AL=new Map,this.isUpdatePending=!1}get updateComplete(){return this.getUpdateComplete()}getUpdateComplete(){return this._$ES}shouldUpdate(t){return!0}update(t){this._$Eq&&=this._$Eq.forEach(e=>this._$ET(e,this[e])),this._$EM()}updated(t){}firstUpdated(t){}};$.elementStyles=[],$.shadowRootOptions={mode:"open"},$[E("elementProperties")]=new Map,$[E("finalized")]=new Map,kt?.({ReactiveElement:$}),(M.reactiveElementVersions??=[]).push("2.1.2");var J=globalThis,nt=r=>r,L=J.trustedTypes,at=L?L.createPolicy("lit-html",{createHTML:r=>r}):void 0,ut="$lit$",g=`lit$${Math.random().toFixed(9).slice(2)}$`,_t="?"+g,Pt=`<${_t}>`,b=document,k=()=>b.createComment(""),P=r=>r===null||typeof r!="object"&&typeof r!="function",Y=Array.isArray,Ut=r=>Y(r)||typeof r?.[Symbol.iterator]=="function",q=`[ 	
+\f\r]`,C=/<(?:(!--|\/[^a-zA-Z])|(\/?[a-zA-Z][^>\s]*)|(\/?$))/g,ht=/-->/g,lt=/>/g,y=RegExp(`>|${q}(?:([^\\s"'>=/]+)(${q}*=${q}*(?:[^ 	
+\f\r"'\`<>=]|("|')|))|$)`,"g"),ct=/'/g,dt=/"/g,$t=/^(?:script|style|textarea|title)$/i,Z=r=>(t,...e)=>({_$litType$:r,strings:t,values:e}),u=Z(1),Bt=Z(2),It=Z(3),x=Symbol.for("lit-noChange"),h=Symbol.for("lit-nothing"),pt=new WeakMap,v=b.createTreeWalker(b,129);function ft(r,t){if(!Y(r)||!r.hasOwnProperty("raw"))throw Error("invalid template strings array");return at!==void 0?at.createHTML(t):t}var Tt=(r,t)=>{let e=r.length-1,s=[],i,o=t===2?"<svg>":t===3?"<math>":"",n=C;for(let c=0;c<e;c++){let a=r[c],d,p,l=-1,_=0;for(;_<a.length&&(n.lastIndex=_,p=n.exec(a),p!==null);)_=n.lastIndex,n===C?p[1]==="!--"?n=ht:p[1]!==void 0?n=lt:p[2]!==void 0?($t.test(p[2])&&(i=RegExp("</"+p[2],"g")),n=y):p[3]!==void 0&&(n=y):n===y?p[0]===">"?(n=i??C,l=-1):p[1]===void 0?l=-2:(l=n.lastIndex-p[2].length,d=p[1],n=p[3]===void 0?y:p[3]==='"'?dt:ct):n===dt||n===ct?n=y:n===ht||n===lt?n=C:(n=y,i=void 0);let f=n===y&&r[c+1].startsWith("/>")?" ":"";o+=n===C?a+Pt:l>=0?(s.push(d),a.slice(0,l)+ut+a.slice(l)+g+f):a+g+(l===-2?c:f)}return[ft(r,o+(r[e]||"<?>")+(t===2?"</svg>":t===3?"</math>":"")),s]},U=class r{constructor({strings:t,_$litType$:e},s){let i;this.parts=[];let o=0,n=0,c=t.length-1,a=this.parts,[d,p]=Tt(t,e);if(this.el=r.createElement(d,s),v.currentNode=this.el.content,e===2||e===3){let l=this.el.content.firstChild;l.replaceWith(...l.childNodes)}for(;(i=v.nextNode())!==null&&a.length<c;){if(i.nodeType===1){if(i.hasAttributes())for(let l of i.getAttributeNames())if(l.endsWith(ut)){let _=p[n++],f=i.getAttribute(l).split(g),R=/([.?@])?(.*)/.exec(_);a.push({type:1,index:o,name:R[2],strings:f,ctor:R[1]==="."?V:R[1]==="?"?F:R[1]==="@"?K:w}),i.removeAttribute(l)}else l.startsWith(g)&&(a.push({type:6,index:o}),i.removeAttribute(l));if($t.test(i.tagName)){let l=i.textContent.split(g),_=l.length-1;if(_>0){i.textContent=L?L.emptyScript:"";for(let f=0;f<_;f++)i.append(l[f],k()),v.nextNode(),a.push({type:2,index:++o});i.append(l[_],k())}}}else if(i.nodeType===8)if(i.data===_t)a.push({type:2,index:o});else{let l=-1;for(;(l=i.data.indexOf(g,l+1))!==-1;)a.push({type:7,index:o}),l+=g.length-1}o++}}static createElement(t,e){let s=b.createElement("template");return s.innerHTML=t,s}};function A(r,t,e=r,s){if(t===x)return t;let i=s!==void 0?e._$Co?.[s]:e._$Cl,o=P(t)?void 0:t._$litDirective$;return i?.constructor!==o&&(i?._$AO?.(!1),o===void 0?i=void 0:(i=new o(r),i._$AT(r,e,s)),s!==void 0?(e._$Co??=[])[s]=i:e._$Cl=i),i!==void 0&&(t=A(r,i._$AS(r,t.values),i,s)),t}var W=class{constructor(t,e){this._$AV=[],this._$AN=void 0,this._$AD=t,this._$AM=e}get parentNode(){return this._$AM.parentNode}get _$AU(){return this._$AM._$AU}u(t){let{el:{content:e},parts:s}=this._$AD,i=(t?.creationScope??b).importNode(e,!0);v.currentNode=i;let o=v.nextNode(),n=0,c=0,a=s[0];for(;a!==void 0;){if(n===a.index){let d;a.type===2?d=new T(o,o.nextSibling,this,t):a.type===1?d=new a.ctor(o,a.name,a.strings,this,t):a.type===6&&(d=new G(o,this,t)),this._$AV.push(d),a=s[++c]}n!==a?.index&&(o=v.nextNode(),n++)}return v.currentNode=b,i}p(t){let e=0;for(let s of this._$AV)s!==void 0&&(s.strings!==void 0?(s._$AI(t,s,e),e+=s.strings.length-2):s._$AI(t[e])),e++}},T=class r{get _$AU(){return this._$AM?._$AU??this._$Cv}constructor(t,e,s,i){this.type=2,this._$AH=h,this._$AN=void 0,this._$AA=t,this._$AB=e,this._$AM=s,this.options=i,this._$Cv=i?.isConnected??!0}get parentNode(){let t=this._$AA.parentNode,e=this._$AM;return e!==void 0&&t?.nodeType===11&&(t=e.parentNode),t}get startNode(){return this._$AA}get endNode(){return this._$AB}_$AI(t,e=this){t=A(this,t,e),P(t)?t===h||t==null||t===""?(this._$AH!==h&&this._$AR(),this._$AH=h):t!==this._$AH&&t!==x&&this._(t):t._$litType$!==void 0?this.$(t):t.nodeType!==void 0?this.T(t):Ut(t)?this.k(t):this._(t)}O(t){return this._$AA.parentNode.insertBefore(t,this._$AB)}T(t){this._$AH!==t&&(this._$AR(),this._$AH=this.O(t))}_(t){this._$AH!==h&&P(this._$AH)?this._$AA.nextSibling.data=t:this.T(b.createTextNode(t)),this._$AH=t}$(t){let{values:e,_$litType$:s}=t,i=typeof s=="number"?this._$AC(t):(s.el===void 0&&(s.el=U.createElement(ft(s.h,s.h[0]),this.options)),s);if(this._$AH?._$AD===i)this._$AH.p(e);else{let o=new W(i,this),n=o.u(this.options);o.p(e),this.T(n),this._$AH=o}}_$AC(t){let e=pt.get(t.strings);return e===void 0&&pt.set(t.strings,e=new U(t)),e}k(t){Y(this._$AH)||(this._$AH=[],this._$AR());let e=this._$AH,s,i=0;for(let o of t)i===e.length?e.push(s=new r(this.O(k()),this.O(k()),this,this.options)):s=e[i],s._$AI(o),i++;i<e.length&&(this._$AR(s&&s._$AB.nextSibling,i),e.length=i)}_$AR(t=this._$AA.nextSibling,e){for(this._$AP?.(!1,!0,e);t!==this._$AB;){let s=nt(t).nextSibling;nt(t).remove(),t=s}}setConnected(t){this._$AM===void 0&&(this._$Cv=t,this._$AP?.(t))}},w=class{get tagName(){return this.element.tagName}get _$AU(){return this._$AM._$AU}constructor(t,e,s,i,o){this.type=1,this._$AH=h,this._$AN=void 0,this.element=t,this.name=e,this._$AM=i,this.options=o,s.length>2||s[0]!==""||s[1]!==""?(this._$AH=Array(s.length-1).fill(new String),this.strings=s):this._$AH=h}_$AI(t,e=this,s,i){let o=this.strings,n=!1;if(o===void 0)t=A(this,t,e,0),n=!P(t)||t!==this._$AH&&t!==x,n&&(this._$AH=t);else{let c=t,a,d;for(t=o[0],a=0;a<o.length-1;a++)d=A(this,c[s+a],e,a),d===x&&(d=this._$AH[a]),n||=!P(d)||d!==this._$AH[a],d===h?t=h:t!==h&&(t+=(d??"")+o[a+1]),this._$AH[a]=d}n&&!i&&this.j(t)}j(t){t===h?this.element.removeAttribute(this.name):this.element.setAttribute(this.name,t??"")}},V=class extends w{constructor(){super(...arguments),this.type=3}j(t){this.element[this.name]=t===h?void 0:t}},F=class extends w{constructor(){super(...arguments),this.type=4}j(t){this.element.toggleAttribute(this.name,!!t&&t!==h)}},K=class extends w{constructor(t,e,s,i,o){super(t,e,s,i,o),this.type=5}_$AI(t,e=this){if((t=A(this,t,e,0)??h)===x)return;let s=this._$AH,i=t===h&&s!==h||t.capture!==s.capture||t.once!==s.once||t.passive!==s.passive,o=t!==h&&(s===h||i);i&&this.element.removeEventListener(this.name,this,s),o&&this.element.addEventListener(this.name,this,t),this._$AH=t}handleEvent(t){typeof this._$AH=="function"?this._$AH.call(this.options?.host??this.element,t):this._$AH.handleEvent(t)}},G=class{constructor(t,e,s){this.element=t,this.type=6,this._$AN=void 0,this._$AM=e,this.options=s}get _$AU(){return this._$AM._$AU}_$AI(t){A(this,t)}};var Ot=J.litHtmlPolyfillSupport;Ot?.(U,T),(J.litHtmlVersions??=[]).push("3.3.3");var gt=(r,t,e)=>{let s=e?.renderBefore??t,i=s._$litPart$;if(i===void 0){let o=e?.renderBefore??null;s._$litPart$=i=new T(t.insertBefore(k(),o),o,void 0,e??{})}return i._$AI(r),i};var Q=globalThis,m=class extends ${constructor(){super(...arguments),this.renderOptions={host:this},this._$Do=void 0}createRenderRoot(){let t=super.createRenderRoot();return this.renderOptions.renderBefore??=t.firstChild,t}update(t){let e=this.render();this.hasUpdated||(this.renderOptions.isConnected=this.isConnected),super.update(t),this._$Do=gt(e,this.renderRoot,this.renderOptions)}connectedCallback(){super.connectedCallback(),this._$Do?.setConnected(!0)}disconnectedCallback(){super.disconnectedCallback(),this._$Do?.setConnected(!1)}render(){return x}};m._$litElement$=!0,m.finalized=!0,Q.litElementHydrateSupport?.({LitElement:m});var Rt=Q.litElementPolyfillSupport;Rt?.({LitElement:m});(Q.litElementVersions??=[]).push("4.2.2");var X={en:{title:"Memory",search:"Search memories",searchHint:"Type to search by words and meaning",everyone:"Everyone I may see",household:"Household",status:"Status",active:"Active",expiring:"Expiring",archived:"Forgotten",superseded:"Replaced",any:"Any",order:"Order",relevance:"Best match",newest:"Newest",recalled:"Most recalled",owner:"Whose",shown:"{shown} of {total}",more:"Show more",none:"No memories here yet.",loading:"Loading\u2026",close:"Close",forget:"Forget",restore:"Restore",purge:"Erase for good",purgeConfirm:"Erase this memory for good? Its text, its vectors and every copy in the database and the exports are removed; it cannot be restored.",created:"Created",updated:"Updated",expires:"Expires",recalledTimes:"Recalled",lastRecalled:"Last recalled",never:"never",type:"Type",tags:"Tags",origin:"Came from",conversation:"Conversation",replaced:"It replaced",replacedBy:"Replaced by",error:"Something went wrong: {error}"}};function mt(r,t,e={}){let i=(X[r?.split("-")[0]]??X.en)[t]??X.en[t]??t;for(let[o,n]of Object.entries(e))i=i.replace(`{${o}}`,String(n));return i}var Ht=50,Nt=250,O=class extends m{constructor(){super(),this._memories=[],this._total=0,this._cursor=null,this._query="",this._person="",this._status="active",this._order="newest",this._open=null,this._loading=!1,this._error="",this._asked=0,this._typing=void 0,this._unsubscribe=void 0}t(t,e){return mt(this.hass?.locale?.language??this.hass?.language,t,e)}connectedCallback(){super.connectedCallback(),this.hass&&this._start()}disconnectedCallback(){super.disconnectedCallback(),this._unsubscribe?.then(t=>t()).catch(()=>{}),this._unsubscribe=void 0}updated(t){t.has("hass")&&this.hass&&!this._unsubscribe&&this._start()}_start(){this._unsubscribe=this.hass.connection.subscribeMessage(()=>this._load(!1),{type:"memory/subscribe"}),this._load(!1)}async _load(t){let e=++this._asked,s={type:"memory/browse",status:this._status,limit:Ht,order:this._query.trim()?"relevance":this._order};this._query.trim()&&(s.query=this._query.trim()),this._person&&(s.person=this._person),t&&this._cursor&&(s.cursor=this._cursor),this._loading=!0;try{let i=await this.hass.callWS(s);if(e!==this._asked)return;this._memories=t?[...this._memories,...i.memories]:i.memories,this._total=i.total,this._cursor=i.cursor,this._error=""}catch(i){e===this._asked&&(this._error=i?.message??String(i))}finally{e===this._asked&&(this._loading=!1)}}_typed(t){this._query=t.target.value,clearTimeout(this._typing),this._typing=setTimeout(()=>this._load(!1),Nt)}_chose(t,e){this[t]=e.target.value,this._load(!1)}async _show(t){try{this._open=await this.hass.callWS({type:"memory/get",memory_id:t}),this._error=""}catch(e){this._error=e?.message??String(e)}}async _act(t,e,s=!1){if(!(s&&!window.confirm(this.t("purgeConfirm"))))try{let i={type:t,memory_ids:[e]};s&&(i.purge=!0),await this.hass.callWS(i),s?this._open=null:await this._show(e),await this._load(!1)}catch(i){this._error=i?.message??String(i)}}_persons(){return Object.values(this.hass?.states??{}).filter(t=>t.entity_id.startsWith("person.")).map(t=>({id:t.entity_id,name:t.attributes.friendly_name??t.entity_id}))}_date(t){return t?new Date(t).toLocaleString(this.hass?.locale?.language??void 0):this.t("never")}render(){return this.hass?u`
+      <header class=${this.narrow?"narrow":""}>
+        <h1>${this.t("title")}</h1>
+        <input
+          type="search"
+          .value=${this._query}
+          @input=${this._typed}
+          placeholder=${this.t("searchHint")}
+          aria-label=${this.t("search")}
+        />
+        <div class="filters">
+          <label>
+            <span>${this.t("owner")}</span>
+            <select @change=${t=>this._chose("_person",t)} aria-label=${this.t("owner")}>
+              <option value="">${this.t("everyone")}</option>
+              <option value="household">${this.t("household")}</option>
+              ${this._persons().map(t=>u`<option value=${t.id}>${t.name}</option>`)}
+            </select>
+          </label>
+          <label>
+            <span>${this.t("status")}</span>
+            <select @change=${t=>this._chose("_status",t)} aria-label=${this.t("status")}>
+              ${["active","expiring","archived","superseded","any"].map(t=>u`<option value=${t} ?selected=${t===this._status}>
+                    ${this.t(t)}
+                  </option>`)}
+            </select>
+          </label>
+          <label>
+            <span>${this.t("order")}</span>
+            <select
+              @change=${t=>this._chose("_order",t)}
+              aria-label=${this.t("order")}
+              ?disabled=${!!this._query.trim()}
+            >
+              ${["newest","recalled"].map(t=>u`<option value=${t} ?selected=${t===this._order}>
+                    ${this.t(t)}
+                  </option>`)}
+            </select>
+          </label>
+        </div>
+      </header>
+      ${this._error?u`<p class="error" role="alert">${this.t("error",{error:this._error})}</p>`:h}
+      <main>
+        <p class="count" aria-live="polite">
+          ${this._loading&&!this._memories.length?this.t("loading"):this._memories.length?this.t("shown",{shown:this._memories.length,total:this._total}):this.t("none")}
+        </p>
+        <ul class="list">
+          ${this._memories.map(t=>this._row(t))}
+        </ul>
+        ${this._cursor?u`<button class="more" @click=${()=>this._load(!0)}>${this.t("more")}</button>`:h}
+      </main>
+      ${this._open?this._detail(this._open):h}
+    `:h}_row(t){return u`<li>
+      <button
+        class="memory ${t.status}"
+        @click=${()=>this._show(t.id)}
+        aria-label=${`#${t.id}: ${t.content}`}
+      >
+        <span class="content">${t.content}</span>
+        <span class="meta">
+          <span class="chip ${t.household?"house":"person"}">${t.owner}</span>
+          <span>${t.type}</span>
+          <span>${this._date(t.created_at)}</span>
+          ${t.status!=="active"?u`<span class="chip">${this.t(t.status)}</span>`:h}
+        </span>
+      </button>
+    </li>`}_detail({memory:t,superseded:e,superseded_by:s}){let i=(o,n)=>u`<dt>${o}</dt><dd>${n}</dd>`;return u`<section class="detail" role="dialog" aria-modal="false" aria-label=${`#${t.id}`}>
+      <header>
+        <h2>#${t.id}</h2>
+        <button @click=${()=>this._open=null} aria-label=${this.t("close")}>✕</button>
+      </header>
+      <p class="full">${t.content}</p>
+      <dl>
+        ${i(this.t("owner"),t.owner)}
+        ${i(this.t("type"),t.type)}
+        ${i(this.t("status"),this.t(t.status))}
+        ${i(this.t("tags"),t.tags.join(", ")||"\u2013")}
+        ${i(this.t("created"),this._date(t.created_at))}
+        ${i(this.t("updated"),this._date(t.updated_at))}
+        ${t.expires_at?i(this.t("expires"),this._date(t.expires_at)):h}
+        ${i(this.t("recalledTimes"),t.recall_count)}
+        ${i(this.t("lastRecalled"),this._date(t.last_recalled_at))}
+        ${i(this.t("origin"),t.source.origin)}
+        ${t.source.conversation_id?i(this.t("conversation"),t.source.conversation_id):h}
+      </dl>
+      ${e.length?this._chain(this.t("replaced"),e):h}
+      ${s.length?this._chain(this.t("replacedBy"),s):h}
+      <div class="actions">
+        ${t.status==="active"?u`<button @click=${()=>this._act("memory/forget",t.id)}>${this.t("forget")}</button>`:h}
+        ${t.status==="archived"?u`<button @click=${()=>this._act("memory/restore",t.id)}>${this.t("restore")}</button>`:h}
+        <button class="danger" @click=${()=>this._act("memory/forget",t.id,!0)}>
+          ${this.t("purge")}
+        </button>
+      </div>
+    </section>`}_chain(t,e){return u`<h3>${t}</h3>
+      <ol class="chain">
+        ${e.map(s=>u`<li><button class="link" @click=${()=>this._show(s.id)}>
+              #${s.id} ${s.content}
+            </button></li>`)}
+      </ol>`}};z(O,"properties",{hass:{attribute:!1},narrow:{type:Boolean},panel:{attribute:!1},_memories:{state:!0},_total:{state:!0},_cursor:{state:!0},_query:{state:!0},_person:{state:!0},_status:{state:!0},_order:{state:!0},_open:{state:!0},_loading:{state:!0},_error:{state:!0}}),z(O,"styles",D`
+    :host {
+      display: block;
+      min-height: 100vh;
+      background: var(--primary-background-color);
+      color: var(--primary-text-color);
+      font-family: var(--paper-font-body1_-_font-family, var(--ha-font-family-body, sans-serif));
+    }
+    header {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 12px;
+      align-items: center;
+      padding: 12px 16px;
+      background: var(--app-header-background-color, var(--primary-color));
+      color: var(--app-header-text-color, var(--text-primary-color));
+    }
+    h1 {
+      margin: 0;
+      font-size: 20px;
+      font-weight: 400;
+      flex: 0 0 auto;
+    }
+    input[type="search"] {
+      flex: 1 1 240px;
+      min-width: 0;
+      padding: 8px 12px;
+      border-radius: 8px;
+      border: 1px solid var(--divider-color);
+      background: var(--card-background-color);
+      color: var(--primary-text-color);
+      font-size: 16px;
+    }
+    .filters {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 8px;
+    }
+    label {
+      display: flex;
+      flex-direction: column;
+      font-size: 12px;
+    }
+    select {
+      padding: 6px;
+      border-radius: 6px;
+      border: 1px solid var(--divider-color);
+      background: var(--card-background-color);
+      color: var(--primary-text-color);
+    }
+    main {
+      padding: 8px 16px 32px;
+      max-width: 960px;
+      margin: 0 auto;
+    }
+    .count {
+      color: var(--secondary-text-color);
+      font-size: 14px;
+    }
+    .list {
+      list-style: none;
+      margin: 0;
+      padding: 0;
+      display: grid;
+      gap: 8px;
+    }
+    .memory {
+      width: 100%;
+      text-align: start;
+      display: flex;
+      flex-direction: column;
+      gap: 6px;
+      padding: 12px;
+      border-radius: 12px;
+      border: 1px solid var(--divider-color);
+      background: var(--card-background-color);
+      color: var(--primary-text-color);
+      font: inherit;
+      cursor: pointer;
+    }
+    .memory:focus-visible,
+    button:focus-visible,
+    select:focus-visible,
+    input:focus-visible {
+      outline: 2px solid var(--primary-color);
+      outline-offset: 2px;
+    }
+    .memory.archived,
+    .memory.superseded {
+      opacity: 0.7;
+    }
+    .content {
+      overflow-wrap: anywhere;
+    }
+    .meta {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 8px;
+      font-size: 12px;
+      color: var(--secondary-text-color);
+    }
+    .chip {
+      padding: 0 8px;
+      border-radius: 10px;
+      background: var(--secondary-background-color);
+    }
+    .chip.person {
+      background: var(--primary-color);
+      color: var(--text-primary-color);
+    }
+    .more,
+    .actions button {
+      margin-top: 12px;
+      padding: 8px 16px;
+      border-radius: 8px;
+      border: 1px solid var(--primary-color);
+      background: transparent;
+      color: var(--primary-color);
+      font: inherit;
+      cursor: pointer;
+    }
+    .actions button.danger {
+      border-color: var(--error-color);
+      color: var(--error-color);
+    }
+    .error {
+      margin: 8px 16px;
+      color: var(--error-color);
+    }
+    .detail {
+      position: fixed;
+      inset: auto 0 0 auto;
+      top: 0;
+      width: min(420px, 100vw);
+      overflow-y: auto;
+      background: var(--card-background-color);
+      color: var(--primary-text-color);
+      border-inline-start: 1px solid var(--divider-color);
+      box-shadow: var(--ha-card-box-shadow, 0 0 12px rgba(0, 0, 0, 0.3));
+      padding-bottom: 24px;
+    }
+    .detail header {
+      justify-content: space-between;
+    }
+    .detail header button {
+      border: none;
+      background: transparent;
+      color: inherit;
+      font-size: 20px;
+      cursor: pointer;
+    }
+    .detail h2 {
+      margin: 0;
+      font-size: 18px;
+      font-weight: 400;
+    }
+    .full,
+    .detail dl,
+    .detail h3,
+    .chain,
+    .actions {
+      margin-inline: 16px;
+    }
+    .full {
+      font-size: 16px;
+      overflow-wrap: anywhere;
+    }
+    dl {
+      display: grid;
+      grid-template-columns: max-content 1fr;
+      gap: 4px 12px;
+      font-size: 14px;
+    }
+    dt {
+      color: var(--secondary-text-color);
+    }
+    dd {
+      margin: 0;
+      overflow-wrap: anywhere;
+    }
+    .link {
+      border: none;
+      background: none;
+      color: var(--primary-color);
+      text-align: start;
+      font: inherit;
+      cursor: pointer;
+      padding: 2px 0;
+    }
+    .actions {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 8px;
+    }
+  `);customElements.get("memory-panel")||customElements.define("memory-panel",O);export{O as MemoryPanel};
+/*! Bundled license information:
+
+@lit/reactive-element/css-tag.js:
+  (**
+   * @license
+   * Copyright 2019 Google LLC
+   * SPDX-License-Identifier: BSD-3-Clause
+   *)
+
+@lit/reactive-element/reactive-element.js:
+lit-html/lit-html.js:
+lit-element/lit-element.js:
+  (**
+   * @license
+   * Copyright 2017 Google LLC
+   * SPDX-License-Identifier: BSD-3-Clause
+   *)
+
+lit-html/is-server.js:
+  (**
+   * @license
+   * Copyright 2022 Google LLC
+   * SPDX-License-Identifier: BSD-3-Clause
+   *)
+*/

@@ -1,0 +1,54 @@
+// The panel's words, by language; English is the fallback for every key.
+// Add a language by adding an object with the same keys.
+export const STRINGS = {
+  en: {
+    title: "Memory",
+    search: "Search memories",
+    searchHint: "Type to search by words and meaning",
+    everyone: "Everyone I may see",
+    household: "Household",
+    status: "Status",
+    active: "Active",
+    expiring: "Expiring",
+    archived: "Forgotten",
+    superseded: "Replaced",
+    any: "Any",
+    order: "Order",
+    relevance: "Best match",
+    newest: "Newest",
+    recalled: "Most recalled",
+    owner: "Whose",
+    shown: "{shown} of {total}",
+    more: "Show more",
+    none: "No memories here yet.",
+    loading: "Loading…",
+    close: "Close",
+    forget: "Forget",
+    restore: "Restore",
+    purge: "Erase for good",
+    purgeConfirm:
+      "Erase this memory for good? Its text, its vectors and every copy in the database and the exports are removed; it cannot be restored.",
+    created: "Created",
+    updated: "Updated",
+    expires: "Expires",
+    recalledTimes: "Recalled",
+    lastRecalled: "Last recalled",
+    never: "never",
+    type: "Type",
+    tags: "Tags",
+    origin: "Came from",
+    conversation: "Conversation",
+    replaced: "It replaced",
+    replacedBy: "Replaced by",
+    error: "Something went wrong: {error}",
+  },
+};
+
+export function translate(language, key, values = {}) {
+  const table = STRINGS[language?.split("-")[0]] ?? STRINGS.en;
+  let text = table[key] ?? STRINGS.en[key] ?? key;
+  for (const [name, value] of Object.entries(values)) {
+    text = text.replace(`{${name}}`, String(value));
+  }
+  return text;
+}
