@@ -100,6 +100,11 @@ export class MemoryPanel extends LitElement {
     }
   }
 
+  _menu() {
+    // Home Assistant opens its sidebar on this event (phone width).
+    this.dispatchEvent(new Event("hass-toggle-menu", { bubbles: true, composed: true }));
+  }
+
   _typed(event) {
     this._query = event.target.value;
     clearTimeout(this._typing);
@@ -152,6 +157,9 @@ export class MemoryPanel extends LitElement {
     if (!this.hass) return nothing;
     return html`
       <header class=${this.narrow ? "narrow" : ""}>
+        ${this.narrow
+          ? html`<button class="menu" @click=${this._menu} aria-label=${this.t("menu")}>☰</button>`
+          : nothing}
         <h1>${this.t("title")}</h1>
         <input
           type="search"
@@ -306,6 +314,14 @@ export class MemoryPanel extends LitElement {
       padding: 12px 16px;
       background: var(--app-header-background-color, var(--primary-color));
       color: var(--app-header-text-color, var(--text-primary-color));
+    }
+    .menu {
+      border: none;
+      background: transparent;
+      color: inherit;
+      font-size: 22px;
+      cursor: pointer;
+      padding: 4px 8px;
     }
     h1 {
       margin: 0;

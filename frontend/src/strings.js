@@ -3,6 +3,7 @@
 export const STRINGS = {
   en: {
     title: "Memory",
+    menu: "Menu",
     search: "Search memories",
     searchHint: "Type to search by words and meaning",
     everyone: "Everyone I may see",

@@ -1,0 +1,1 @@
+"""The Memory panel in a real browser (run by script/test-browser)."""

@@ -1,0 +1,426 @@
+"""The Memory panel in a real browser, against a real Home Assistant.
+
+Run by `script/test-browser` (itself run by `script/test`):
+
+    python tests/browser/panel_browser.py [--screenshots docs/images]
+
+It starts Home Assistant as `script/develop` does (a fresh config folder,
+seeded by `script/dev_config/seed.py`, Assist Memory on keyword search) on
+a free port, onboards the owner over REST, adds a second person (Anna, not
+an admin) and a person with no login (Ben), then drives Debian's Chromium
+with Playwright:
+
+- as the owner: the panel is in the sidebar; it lists the memories (each
+  with its owner); a search as you type finds one; a filter finds one; a
+  memory opens; forget, find it among the forgotten, restore; a memory
+  added meanwhile appears without reload;
+- as Anna: the household's and her own memories, never Ben's.
+
+Timings (first list, search as you type) are printed, not asserted, and
+the bundle's size. It opens the panel at desktop and phone width, light and
+dark (at phone width its menu button opens Home Assistant's sidebar), and
+with `--screenshots DIR` keeps those screenshots there. Exits non-zero on
+the first failed check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator
+import contextlib
+import json
+import os
+from pathlib import Path
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Final
+
+import aiohttp
+from playwright.async_api import Browser, Page, async_playwright
+
+REPO: Final = Path(__file__).resolve().parents[2]
+CHROMIUM: Final = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+START_TIMEOUT: Final = 300.0
+WAIT_MS: Final = 20_000
+OWNER: Final = ("owner", "Owner Person", "correct horse battery")
+ANNA: Final = ("anna", "Anna", "anna's long password")
+
+
+def free_port() -> int:
+    """Return a port nobody listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def prepare(folder: Path, port: int) -> Path:
+    """Make the config folder as script/develop does; return it."""
+    config = folder / "config"
+    config.mkdir()
+    shutil.copy(REPO / "script" / "dev_config" / "configuration.yaml", config)
+    (config / "custom_components").symlink_to(REPO / "custom_components")
+    subprocess.run(  # noqa: S603 - our own script, fixed arguments
+        [
+            sys.executable,
+            str(REPO / "script/dev_config/seed.py"),
+            str(config),
+            "--port",
+            str(port),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return config
+
+
+@contextlib.asynccontextmanager
+async def home_assistant(folder: Path, port: int) -> AsyncIterator[str]:
+    """Start Home Assistant as script/develop does; yield its base URL."""
+    config = await asyncio.to_thread(prepare, folder, port)
+    log = (folder / "home-assistant.log").open("w")
+    process = subprocess.Popen(  # noqa: S603, ASYNC220
+        [sys.executable, "-m", "homeassistant", "--config", str(config)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "SETUP_PORT": str(port)},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        async with aiohttp.ClientSession() as session:
+            while True:
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with session.get(f"{base}/api/onboarding") as response:
+                        if response.status == 200:
+                            break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"Home Assistant did not start: see {log.name}")
+                await asyncio.sleep(1)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+async def owner_tokens(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    """Onboard the owner; return the tokens the frontend keeps."""
+    username, name, password = OWNER
+    async with session.post(
+        f"{base}/api/onboarding/users",
+        json={
+            "client_id": f"{base}/",
+            "name": name,
+            "username": username,
+            "password": password,
+            "language": "en",
+        },
+    ) as response:
+        code = (await response.json())["auth_code"]
+    tokens = await trade(session, base, code)
+    # The last step a person would click through (script/develop's seed
+    # marked the location and analytics steps done).
+    async with session.post(
+        f"{base}/api/onboarding/integration",
+        json={"client_id": f"{base}/", "redirect_uri": f"{base}/"},
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    ) as response:
+        assert response.status == 200, await response.text()
+    return tokens
+
+
+async def trade(session: aiohttp.ClientSession, base: str, code: str) -> dict[str, Any]:
+    """Trade an authorization code for tokens."""
+    async with session.post(
+        f"{base}/auth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "client_id": f"{base}/",
+        },
+    ) as response:
+        tokens: dict[str, Any] = await response.json()
+    return tokens
+
+
+async def login(
+    session: aiohttp.ClientSession, base: str, user: tuple[str, str, str]
+) -> dict[str, Any]:
+    """Log a user in through the login flow, as the login page does."""
+    username, _name, password = user
+    async with session.post(
+        f"{base}/auth/login_flow",
+        json={
+            "client_id": f"{base}/",
+            "handler": ["homeassistant", None],
+            "redirect_uri": f"{base}/",
+        },
+    ) as response:
+        flow = await response.json()
+    async with session.post(
+        f"{base}/auth/login_flow/{flow['flow_id']}",
+        json={"client_id": f"{base}/", "username": username, "password": password},
+    ) as response:
+        result = await response.json()
+    return await trade(session, base, result["result"])
+
+
+class Api:
+    """Home Assistant's REST and websocket APIs as the owner."""
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, token: str) -> None:
+        """Talk to `base` with the owner's access token."""
+        self.session, self.base, self.token = session, base, token
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._id = 0
+
+    async def ws(self, **message: Any) -> Any:
+        """Send one websocket command; return its result."""
+        if self._ws is None:
+            self._ws = await self.session.ws_connect(f"{self.base}/api/websocket")
+            await self._ws.receive_json()
+            await self._ws.send_json({"type": "auth", "access_token": self.token})
+            assert (await self._ws.receive_json())["type"] == "auth_ok"
+        self._id += 1
+        await self._ws.send_json({"id": self._id, **message})
+        while True:
+            reply = await self._ws.receive_json()
+            if reply.get("id") == self._id and reply["type"] == "result":
+                assert reply["success"], reply
+                return reply["result"]
+
+    async def add(self, content: str, **data: Any) -> int:
+        """Add a memory with `memory.add`; return its id."""
+        async with self.session.post(
+            f"{self.base}/api/services/memory/add?return_response",
+            json={"content": content, **data},
+            headers={"Authorization": f"Bearer {self.token}"},
+        ) as response:
+            body = await response.json()
+        assert response.status == 200 and "service_response" in body, body
+        return int(body["service_response"]["id"])
+
+    async def close(self) -> None:
+        """Close the websocket."""
+        if self._ws is not None:
+            await self._ws.close()
+
+
+async def open_panel(
+    browser: Browser, base: str, tokens: dict[str, Any], **context: Any
+) -> Page:
+    """Open /memory logged in with `tokens` (kept where the frontend keeps them)."""
+    page = await (await browser.new_context(**context)).new_page()
+    stored = {
+        "hassUrl": base,
+        "clientId": f"{base}/",
+        "expires": int(time.time() * 1000) + tokens["expires_in"] * 1000,
+        "refresh_token": tokens.get("refresh_token"),
+        "access_token": tokens["access_token"],
+        "token_type": "Bearer",
+        "expires_in": tokens["expires_in"],
+    }
+    await page.add_init_script(
+        f"window.localStorage.setItem('hassTokens', {json.dumps(json.dumps(stored))});"
+    )
+    await page.goto(f"{base}/memory")
+    await page.locator("memory-panel").wait_for(timeout=WAIT_MS)
+    return page
+
+
+async def check(args: argparse.Namespace) -> dict[str, float]:
+    """Run every check; return the timings."""
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        async with (
+            home_assistant(Path(folder), free_port()) as base,
+            aiohttp.ClientSession() as session,
+            async_playwright() as playwright,
+        ):
+            tokens = await owner_tokens(session, base)
+            api = Api(session, base, tokens["access_token"])
+            # Anna logs in and has a person; Ben is a person with no login.
+            anna = await api.ws(
+                type="config/auth/create",
+                name=ANNA[1],
+                group_ids=["system-users"],
+                local_only=False,
+            )
+            await api.ws(
+                type="config/auth_provider/homeassistant/create",
+                user_id=anna["user"]["id"],
+                username=ANNA[0],
+                password=ANNA[2],
+            )
+            await api.ws(type="person/create", name="Anna", user_id=anna["user"]["id"])
+            await api.ws(type="person/create", name="Ben")
+            # Assist Memory is set up once its panel is there.
+            while "memory" not in await api.ws(type="get_panels"):  # noqa: ASYNC110 - a remote server
+                await asyncio.sleep(0.5)
+            bins = await api.add("The bins go out on Thursday evening", tags=["chores"])
+            await api.add("Anna's running shoes are size 39", person="person.anna")
+            await api.add("Ben is planning a surprise party", person="person.ben")
+
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=["--no-sandbox"]
+            )
+            page = await owner_checks(browser, base, tokens, api, bins, timings)
+            # Desktop and phone width, light and dark; the phone's menu button.
+            await shoot(
+                browser, base, tokens, args.screenshots or Path(folder) / "shots", page
+            )
+            # Anna: the household's and her own, never Ben's.
+            anna_tokens = await login(session, base, ANNA)
+            hers = await open_panel(browser, base, anna_tokens)
+            await hers.get_by_text("Anna's running shoes are size 39").wait_for(
+                timeout=WAIT_MS
+            )
+            await hers.get_by_text("The bins go out on Thursday evening").wait_for(
+                timeout=WAIT_MS
+            )
+            assert (
+                await hers.get_by_text("Ben is planning a surprise party").count() == 0
+            )
+            await hers.get_by_role("searchbox", name="Search memories").fill(
+                "surprise party"
+            )
+            await hers.get_by_text("Anna's running shoes are size 39").wait_for(
+                state="hidden", timeout=WAIT_MS
+            )
+            assert (
+                await hers.get_by_text("Ben is planning a surprise party").count() == 0
+            )
+            await browser.close()
+            await api.close()
+    return timings
+
+
+async def owner_checks(
+    browser: Browser,
+    base: str,
+    tokens: dict[str, Any],
+    api: Api,
+    bins: int,
+    timings: dict[str, float],
+) -> Page:
+    """List, search, filter, open, forget, restore, live: as the owner."""
+    started = time.perf_counter()
+    page = await open_panel(
+        browser, base, tokens, viewport={"width": 1280, "height": 800}
+    )
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
+    )
+    timings["first list (3 memories)"] = (time.perf_counter() - started) * 1000
+    # The sidebar names the panel.
+    await page.locator('a[href="/memory"]').first.wait_for(timeout=WAIT_MS)
+    for text in (
+        "Anna's running shoes are size 39",
+        "Ben is planning a surprise party",
+    ):
+        await page.get_by_text(text).wait_for(timeout=WAIT_MS)
+    # Search as you type.
+    search = page.get_by_role("searchbox", name="Search memories")
+    started = time.perf_counter()
+    await search.fill("surprise")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    timings["search as you type (after a 250 ms pause)"] = (
+        time.perf_counter() - started
+    ) * 1000
+    await page.get_by_text("Ben is planning a surprise party").wait_for(timeout=WAIT_MS)
+    await search.fill("")
+    # A filter: Anna's only.
+    await page.get_by_label("Whose").select_option("person.anna")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await page.get_by_text("Anna's running shoes are size 39").wait_for(timeout=WAIT_MS)
+    await page.get_by_label("Whose").select_option("")
+    # Open one, forget it, find it among the forgotten, restore it.
+    await page.get_by_role(
+        "button", name=f"#{bins}: The bins go out on Thursday evening"
+    ).click()
+    await page.get_by_role("dialog", name=f"#{bins}").wait_for(timeout=WAIT_MS)
+    await page.get_by_role("button", name="Forget").click()
+    await page.get_by_role("button", name="Restore").wait_for(timeout=WAIT_MS)
+    await page.get_by_role("button", name="Close").click()
+    await page.get_by_label("Status").select_option("archived")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
+    )
+    await page.get_by_role(
+        "button", name=f"#{bins}: The bins go out on Thursday evening"
+    ).click()
+    await page.get_by_role("button", name="Restore").click()
+    await page.get_by_role("button", name="Forget").wait_for(timeout=WAIT_MS)
+    await page.get_by_role("button", name="Close").click()
+    await page.get_by_label("Status").select_option("active")
+    # Live: a memory added elsewhere appears without a reload.
+    await api.add("The window cleaner comes on Fridays")
+    await page.get_by_text("The window cleaner comes on Fridays").wait_for(
+        timeout=WAIT_MS
+    )
+    return page
+
+
+async def shoot(
+    browser: Browser, base: str, tokens: dict[str, Any], folder: Path, page: Page
+) -> None:
+    """Save the panel at desktop and phone width, light and dark."""
+    folder.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(folder / "panel-desktop-light.png"))
+    for name, context in (
+        (
+            "panel-desktop-dark",
+            {"viewport": {"width": 1280, "height": 800}, "color_scheme": "dark"},
+        ),
+        (
+            "panel-phone-light",
+            {"viewport": {"width": 360, "height": 740}, "is_mobile": True},
+        ),
+        (
+            "panel-phone-dark",
+            {
+                "viewport": {"width": 360, "height": 740},
+                "is_mobile": True,
+                "color_scheme": "dark",
+            },
+        ),
+    ):
+        shot = await open_panel(browser, base, tokens, **context)
+        await shot.get_by_text("The bins go out on Thursday evening").wait_for(
+            timeout=WAIT_MS
+        )
+        await shot.screenshot(path=str(folder / f"{name}.png"))
+        if name == "panel-phone-light":
+            # At phone width the menu button opens Home Assistant's sidebar.
+            await shot.get_by_role("button", name="Menu").click()
+            await shot.locator('a[href="/memory"]').first.wait_for(timeout=WAIT_MS)
+
+
+def main() -> int:
+    """Run the checks; print the timings and the bundle's size."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--screenshots", type=Path)
+    args = parser.parse_args()
+    timings = asyncio.run(check(args))
+    bundle = REPO / "custom_components/memory/frontend/memory-panel.js"
+    print("panel_browser: every check passed")  # noqa: T201
+    for name, ms in timings.items():
+        print(f"panel_browser: {name}: {ms:.0f} ms")  # noqa: T201
+    print(f"panel_browser: bundle {bundle.stat().st_size} bytes")  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
