@@ -31,6 +31,7 @@ async def test_the_panel_is_there_for_every_user_while_loaded(
     assert panel.sidebar_title == "Memory"
     assert panel.sidebar_icon == "mdi:brain"
     assert panel.require_admin is False
+    assert panel.config is not None
     custom = panel.config["_panel_custom"]
     assert custom["name"] == PANEL_ELEMENT
     module_url: str = custom["module_url"]
