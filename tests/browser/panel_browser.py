@@ -41,12 +41,20 @@ import time
 from typing import Any, Final
 
 import aiohttp
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import (
+    Browser,
+    Error as PlaywrightError,
+    Page,
+    async_playwright,
+)
 
 REPO: Final = Path(__file__).resolve().parents[2]
 CHROMIUM: Final = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 START_TIMEOUT: Final = 300.0
 WAIT_MS: Final = 20_000
+# The first page of a fresh instance can wait on Home Assistant installing
+# and setting up the rest of its integrations.
+FIRST_WAIT_MS: Final = 180_000
 OWNER: Final = ("owner", "Owner Person", "correct horse battery")
 ANNA: Final = ("anna", "Anna", "anna's long password")
 
@@ -215,7 +223,11 @@ class Api:
 
 
 async def open_panel(
-    browser: Browser, base: str, tokens: dict[str, Any], **context: Any
+    browser: Browser,
+    base: str,
+    tokens: dict[str, Any],
+    wait_ms: int = WAIT_MS,
+    **context: Any,
 ) -> Page:
     """Open /memory logged in with `tokens` (kept where the frontend keeps them)."""
     page = await (await browser.new_context(**context)).new_page()
@@ -232,7 +244,13 @@ async def open_panel(
         f"window.localStorage.setItem('hassTokens', {json.dumps(json.dumps(stored))});"
     )
     await page.goto(f"{base}/memory")
-    await page.locator("memory-panel").wait_for(timeout=WAIT_MS)
+    try:
+        await page.locator("memory-panel").wait_for(timeout=wait_ms)
+    except PlaywrightError:
+        # What the browser shows instead, for the log.
+        print(f"panel_browser: no panel at {page.url}: {await page.title()!r}")  # noqa: T201
+        print((await page.content())[:2000])  # noqa: T201
+        raise
     return page
 
 
@@ -314,12 +332,14 @@ async def owner_checks(
     """List, search, filter, open, forget, restore, live: as the owner."""
     started = time.perf_counter()
     page = await open_panel(
-        browser, base, tokens, viewport={"width": 1280, "height": 800}
+        browser, base, tokens, FIRST_WAIT_MS, viewport={"width": 1280, "height": 800}
     )
     await page.get_by_text("The bins go out on Thursday evening").wait_for(
         timeout=WAIT_MS
     )
-    timings["first list (3 memories)"] = (time.perf_counter() - started) * 1000
+    timings["first list (3 memories; the first page load of the instance)"] = (
+        time.perf_counter() - started
+    ) * 1000
     # The sidebar names the panel.
     await page.locator('a[href="/memory"]').first.wait_for(timeout=WAIT_MS)
     for text in (
