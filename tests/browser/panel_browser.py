@@ -205,6 +205,14 @@ class Api:
                 assert reply["success"], reply
                 return reply["result"]
 
+    async def state(self) -> str:
+        """Return Home Assistant's run state ("RUNNING" once started)."""
+        async with self.session.get(
+            f"{self.base}/api/config",
+            headers={"Authorization": f"Bearer {self.token}"},
+        ) as response:
+            return str((await response.json())["state"])
+
     async def add(self, content: str, **data: Any) -> int:
         """Add a memory with `memory.add`; return its id."""
         async with self.session.post(
@@ -280,9 +288,11 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             )
             await api.ws(type="person/create", name="Anna", user_id=anna["user"]["id"])
             await api.ws(type="person/create", name="Ben")
-            # Assist Memory is set up once its panel is there.
-            while "memory" not in await api.ws(type="get_panels"):  # noqa: ASYNC110 - a remote server
+            # Home Assistant has set up everything (a fresh instance installs
+            # the requirements of its integrations first), the panel is there.
+            while await api.state() != "RUNNING":  # noqa: ASYNC110 - a remote server
                 await asyncio.sleep(0.5)
+            assert "memory" in await api.ws(type="get_panels")
             bins = await api.add("The bins go out on Thursday evening", tags=["chores"])
             await api.add("Anna's running shoes are size 39", person="person.anna")
             await api.add("Ben is planning a surprise party", person="person.ben")
@@ -337,7 +347,7 @@ async def owner_checks(
     await page.get_by_text("The bins go out on Thursday evening").wait_for(
         timeout=WAIT_MS
     )
-    timings["first list (3 memories; the first page load of the instance)"] = (
+    timings["first list (3 memories; the first page load)"] = (
         time.perf_counter() - started
     ) * 1000
     # The sidebar names the panel.
