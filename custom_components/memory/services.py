@@ -151,7 +151,7 @@ EXPORT_SCHEMA: Final = probatio.Schema(
 PROFILE_SCHEMA: Final = probatio.Schema({probatio.Optional(ATTR_PERSON): PERSON})
 
 
-def _person_scope(caller: Caller, person: str | None) -> str:
+def person_scope(caller: Caller, person: str | None) -> str:
     """Return the scope for an explicit person; refuse someone else's."""
     if person is None:
         return HOUSEHOLD
@@ -189,7 +189,7 @@ def _search_query(
     data = call.data
     person = data.get(ATTR_PERSON)
     scopes = (
-        (HOUSEHOLD, _person_scope(caller, person))
+        (HOUSEHOLD, person_scope(caller, person))
         if person is not None
         else caller.reachable()
     )
@@ -217,7 +217,16 @@ def _search_query(
 async def _async_add(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
-    data = call.data
+    return await async_add_memory(entry, caller, call.data, call.context.user_id)
+
+
+async def async_add_memory(
+    entry: MemoryConfigEntry,
+    caller: Caller,
+    data: Mapping[str, Any],
+    user_id: str | None,
+) -> dict[str, Any]:
+    """Add a memory (data as `ADD_SCHEMA` leaves it); the action's and the panel's."""
     # `expires_at` is in UTC already (validation.moment).
     expires_at: datetime | None = data.get(ATTR_EXPIRES_AT)
     if ATTR_EXPIRES_IN in data:
@@ -225,11 +234,11 @@ async def _async_add(call: ServiceCall) -> ServiceResponse:
     memory = NewMemory(
         content=data[ATTR_CONTENT],
         type=MemoryType(data[ATTR_TYPE]),
-        scope=_person_scope(caller, data.get(ATTR_PERSON)),
+        scope=person_scope(caller, data.get(ATTR_PERSON)),
         tags=tuple(data[ATTR_TAGS]),
         expires_at=expires_at,
         language=data.get(ATTR_LANGUAGE),
-        source=Source(origin=Origin.ACTION, user_id=call.context.user_id),
+        source=Source(origin=Origin.ACTION, user_id=user_id),
     )
     result = await entry.runtime_data.store.add(memory)
     return {"id": result.item.id, "created": result.created}

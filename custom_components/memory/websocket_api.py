@@ -1,4 +1,4 @@
-"""The websocket API of the Memory panel: browse, get, forget, restore, subscribe.
+"""The websocket API of the Memory panel: browse, get, add, update, forget, restore, subscribe.
 
 Every command serves the connection's user with the same reach as the
 actions (`access.caller_for_user`: a non-admin reads the household's and
@@ -23,30 +23,51 @@ from homeassistant.components.websocket_api.decorators import (
 )
 from homeassistant.components.websocket_api.messages import event_message
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 import probatio
 
 from .access import Caller, caller_for_user, scope_label
-from .const import ATTR_LANGUAGE, DOMAIN
+from .const import (
+    ATTR_CONTENT,
+    ATTR_EXPIRES_AT,
+    ATTR_LANGUAGE,
+    ATTR_PERSON,
+    ATTR_TAGS,
+    ATTR_TYPE,
+    DOMAIN,
+)
 from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
     MemoryItem,
     MemoryType,
+    NewMemory,
     Origin,
     SearchQuery,
+    Source,
 )
 from .engine.browse import BrowseQuery
 from .engine.errors import database_error
 from .errors import store_error
 from .runtime import MemoryConfigEntry, loaded_entry
-from .services import STATUSES, TYPES, async_find_memories, reachable_items
+from .services import (
+    ADD_SCHEMA,
+    STATUSES,
+    TYPES,
+    async_add_memory,
+    async_find_memories,
+    person_scope,
+    reachable_items,
+)
 from .validation import LANGUAGE, PERSON, ROW_ID, check_ids, moment
 
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
 ORDERS: Final = ("relevance", "newest", "recalled")
 ORIGINS: Final = [str(origin) for origin in Origin]
+# A message's "type" is its command; a memory's type travels as this.
+MEMORY_TYPE: Final = "memory_type"
 
 
 def _caller(hass: HomeAssistant, connection: ActiveConnection) -> Caller:
@@ -261,6 +282,104 @@ async def ws_restore(
     connection.send_result(msg["id"], {"restored": restored})
 
 
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/add",
+        probatio.Required(ATTR_CONTENT): cv.string,
+        # "type" names the command: the memory's type is `memory_type`.
+        probatio.Optional(MEMORY_TYPE): probatio.In(TYPES),
+        probatio.Optional(ATTR_TAGS): [cv.string],
+        probatio.Optional(ATTR_PERSON): PERSON,
+        probatio.Optional(ATTR_EXPIRES_AT): moment,
+    }
+)
+@async_response
+async def ws_add(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Add a memory, as `memory.add` does (the user's own person, or the household)."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    fields = {k: v for k, v in msg.items() if k not in ("id", "type", MEMORY_TYPE)}
+    if MEMORY_TYPE in msg:
+        fields[ATTR_TYPE] = msg[MEMORY_TYPE]
+    data = ADD_SCHEMA(fields)
+    added = await _run(async_add_memory(entry, caller, data, connection.user.id))
+    connection.send_result(msg["id"], added)
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/update",
+        probatio.Required("memory_id"): ROW_ID,
+        probatio.Optional(ATTR_CONTENT): cv.string,
+        probatio.Optional(MEMORY_TYPE): probatio.In(TYPES),
+        probatio.Optional(ATTR_TAGS): [cv.string],
+        probatio.Optional(ATTR_PERSON): probatio.Any(HOUSEHOLD, PERSON),
+        probatio.Optional(ATTR_EXPIRES_AT): probatio.Any(None, moment),
+    }
+)
+@async_response
+async def ws_update(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Correct a memory: type, tags, owner and expiry in place.
+
+    A new wording supersedes it: the old wording stays as its history.
+    """
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    memory_id: int = msg["memory_id"]
+    check_ids([memory_id])
+    store = entry.runtime_data.store
+    item = (await _run(reachable_items(store, caller, [memory_id])))[memory_id]
+    details: dict[str, Any] = {}
+    if MEMORY_TYPE in msg:
+        details["kind"] = MemoryType(msg[MEMORY_TYPE])
+    if ATTR_TAGS in msg:
+        details["tags"] = msg[ATTR_TAGS]
+    if ATTR_EXPIRES_AT in msg:
+        details["expires_at"] = msg[ATTR_EXPIRES_AT]
+    if ATTR_PERSON in msg:
+        owner = msg[ATTR_PERSON]
+        details["scope"] = (
+            HOUSEHOLD if owner == HOUSEHOLD else person_scope(caller, owner)
+        )
+    if details:
+        item = await _run(store.update_details(memory_id, **details))
+    replaced = None
+    content = msg.get(ATTR_CONTENT)
+    if content is not None and content.strip() != item.content:
+        if caller.shown(item) is not item:
+            # They read it with a code hidden: saving would lose the code.
+            raise ServiceValidationError(
+                translation_domain=DOMAIN, translation_key="edit_redacted"
+            )
+        item, old = await _run(
+            store.supersede(
+                memory_id,
+                NewMemory(
+                    content=content,
+                    type=item.type,
+                    scope=item.scope,
+                    tags=item.tags,
+                    expires_at=item.expires_at,
+                    language=item.language or None,
+                    source=Source(origin=Origin.ACTION, user_id=connection.user.id),
+                ),
+            )
+        )
+        replaced = old.id if old.id != item.id else None
+    connection.send_result(
+        msg["id"],
+        {"memory": _memory(item, caller, scope_label(hass)), "replaced": replaced},
+    )
+
+
 @websocket_command({probatio.Required("type"): f"{DOMAIN}/subscribe"})
 @callback
 def ws_subscribe(
@@ -294,5 +413,13 @@ def ws_subscribe(
 @callback
 def async_setup_websocket_api(hass: HomeAssistant) -> None:
     """Register the panel's commands (once per Home Assistant start)."""
-    for command in (ws_browse, ws_get, ws_forget, ws_restore, ws_subscribe):
+    for command in (
+        ws_browse,
+        ws_get,
+        ws_add,
+        ws_update,
+        ws_forget,
+        ws_restore,
+        ws_subscribe,
+    ):
         async_register_command(hass, command)

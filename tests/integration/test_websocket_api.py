@@ -258,3 +258,97 @@ async def test_restoring_over_a_twin_says_why(
     assert refused["error"]["message"] == (
         f"Memory {new} already has this text: edit or forget that one instead"
     )
+
+
+async def test_add_and_correct_with_history(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna adds, then rewords (the old wording stays as history), retags, moves."""
+    client = await hass_ws_client(hass, await token_for(hass, household.anna))
+    added = await ask(
+        client,
+        type="memory/add",
+        content="Book the dentist",
+        person=ANNA,
+        tags=["todo"],
+    )
+    assert added["created"] is True
+    first = added["id"]
+    changed = await ask(
+        client,
+        type="memory/update",
+        memory_id=first,
+        content="Book the dentist for Mia",
+        kind="fact",
+    )
+    assert "error" in changed  # unknown field: refused, nothing changed
+    changed = await ask(
+        client,
+        type="memory/update",
+        memory_id=first,
+        content="Book the dentist for Mia",
+    )
+    second = changed["memory"]["id"]
+    assert changed["replaced"] == first
+    assert changed["memory"]["tags"] == ["todo"]
+    assert changed["memory"]["owner"] == "Anna"
+    opened = await ask(client, type="memory/get", memory_id=second)
+    assert [m["content"] for m in opened["superseded"]] == ["Book the dentist"]
+    # Type, tags, expiry and owner change in place: same id, no new history.
+    moved = await ask(
+        client,
+        type="memory/update",
+        memory_id=second,
+        memory_type="event",
+        tags=["health", "kids"],
+        person=HOUSEHOLD,
+        expires_at="2099-01-01T00:00:00+00:00",
+    )
+    assert moved["replaced"] is None
+    memory = moved["memory"]
+    assert (memory["id"], memory["type"], memory["owner"]) == (
+        second,
+        "event",
+        "household",
+    )
+    assert memory["tags"] == ["health", "kids"]
+    assert memory["expires_at"].startswith("2099-01-01")
+    found = await ask(client, type="memory/browse", tags=["kids"])
+    assert [m["id"] for m in found["memories"]] == [second]
+    cleared = await ask(client, type="memory/update", memory_id=second, expires_at=None)
+    assert cleared["memory"]["expires_at"] is None
+    # Not to someone else, and not someone else's.
+    refused = await ask(client, type="memory/update", memory_id=second, person=BEN)
+    assert refused["error"]["translation_key"] == "person_not_allowed"
+    bens = await add(hass, "Ben's note", context=household.context("ben"), person=BEN)
+    hidden = await ask(client, type="memory/update", memory_id=bens, tags=["x"])
+    assert hidden["error"]["translation_key"] == "unknown_memory"
+
+
+async def test_a_code_seen_redacted_cannot_be_reworded(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A user who reads "[redacted]" would save it over the code: refused."""
+    code = await add(hass, "The garage door code is 7731")
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    assert group is not None
+    guest = MockUser(name="Guest", groups=[group]).add_to_hass(hass)
+    client = await hass_ws_client(hass, await token_for(hass, guest))
+    refused = await ask(
+        client,
+        type="memory/update",
+        memory_id=code,
+        content="The garage door code is [redacted]",
+    )
+    assert refused["error"]["translation_key"] == "edit_redacted"
+    # Its tags they may change.
+    tagged = await ask(client, type="memory/update", memory_id=code, tags=["doors"])
+    assert tagged["memory"]["tags"] == ["doors"]
+    assert (await init_integration.runtime_data.store.get_many([code]))[
+        code
+    ].content == ("The garage door code is 7731")

@@ -15,12 +15,7 @@ import aiosqlite
 import numpy.typing as npt
 
 from .analysis import ANALYSIS_VERSION
-from .errors import (
-    InvalidInputError,
-    MemorySupersededError,
-    MemoryTwinError,
-    UnknownMemoryError,
-)
+from .errors import InvalidInputError, UnknownMemoryError
 from .memory_rows import (
     ITEM_COLUMNS,
     check_ids,
@@ -130,64 +125,6 @@ class MemoryTable(MemoryVectors):
                 await self._erase_leftovers(writer)
         self._changed()
         await self.erased(scopes)
-        return unique
-
-    async def restore(self, ids: Sequence[int]) -> list[int]:
-        """Bring archived memories back; active ones are left as they are.
-
-        A past expiry is cleared (it would archive the memory again at once).
-        Unknown ids, a superseded memory (its replacement is the current
-        one), or one whose text an active memory of its scope has by now,
-        raise before anything changes.
-        """
-        writer, _reader = self._require()
-        unique = sorted(set(ids))
-        if not unique:
-            return []
-        now = self._clock()
-        async with self._write_lock:
-            await check_ids(writer, unique)
-            items = await self.get_many(unique, conn=writer)
-            archived = [i for i in unique if items[i].status is MemoryStatus.ARCHIVED]
-            for item_id in unique:
-                if items[item_id].status is MemoryStatus.SUPERSEDED:
-                    raise MemorySupersededError(
-                        f"memory {item_id} was superseded; the one that replaced "
-                        "it is the current one",
-                        id=str(item_id),
-                        by=str(items[item_id].superseded_by),
-                    )
-            marks = placeholders(len(archived))
-            if archived:
-                twins = await writer.execute_fetchall(
-                    "SELECT a.id, m.id FROM memories a JOIN memories m "
-                    "ON m.scope = a.scope AND m.content_key = a.content_key "
-                    f"AND m.status = 'active' WHERE a.id IN ({marks})",
-                    archived,
-                )
-                for _restored, twin in twins:
-                    raise MemoryTwinError(
-                        f"memory {twin} already has this text", id=str(twin)
-                    )
-                # Two archived copies of one text: only one may come back.
-                doubles = await writer.execute_fetchall(
-                    "SELECT min(id) FROM memories "
-                    f"WHERE id IN ({marks}) GROUP BY scope, content_key "
-                    "HAVING count(*) > 1",
-                    archived,
-                )
-                for (twin,) in doubles:
-                    raise MemoryTwinError(
-                        f"memory {twin} already has this text", id=str(twin)
-                    )
-                async with immediate_transaction(writer):
-                    await writer.execute(
-                        "UPDATE memories SET status = 'active', valid_to = NULL, "
-                        "updated_at = ?, expires_at = CASE WHEN expires_at <= ? "
-                        f"THEN NULL ELSE expires_at END WHERE id IN ({marks})",
-                        [now, now, *archived],
-                    )
-        self._changed()
         return unique
 
     @staticmethod

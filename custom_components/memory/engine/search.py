@@ -17,11 +17,11 @@ from typing import Any, Final
 import aiosqlite
 import numpy as np
 
+from .curation import MemoryCuration
 from .errors import InvalidInputError, StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
 from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
 from .languages import language_code
-from .memories import MemoryTable
 from .memory_rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
 from .models import SearchHit, SearchQuery, Vector, to_timestamp
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
@@ -59,7 +59,7 @@ def validate_earlier(earlier: Sequence[tuple[str, float]]) -> None:
             raise InvalidInputError("an earlier turn needs text and a weight in (0, 1]")
 
 
-class MemorySearch(MemoryTable):
+class MemorySearch(MemoryCuration):
     """The memories, found by keywords and meaning."""
 
     # Rows a keyword MATCH may find (`keywords.MATCH_BUDGET`).
