@@ -28,6 +28,7 @@ export class MemoryPanel extends LitElement {
     _open: { state: true },
     _loading: { state: true },
     _error: { state: true },
+    _editing: { state: true },
   };
 
   constructor() {
@@ -42,6 +43,7 @@ export class MemoryPanel extends LitElement {
     this._open = null;
     this._loading = false;
     this._error = "";
+    this._editing = null;
     this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
@@ -139,6 +141,97 @@ export class MemoryPanel extends LitElement {
     }
   }
 
+  _edit(memory) {
+    // null: closed; {}: a new memory; a memory: its correction.
+    this._editing = memory
+      ? {
+          id: memory.id,
+          content: memory.content,
+          memory_type: memory.type,
+          tags: memory.tags.join(", "),
+          person: memory.household ? "household" : memory.scope,
+          expires_at: memory.expires_at ? memory.expires_at.slice(0, 16) : "",
+        }
+      : { content: "", memory_type: "fact", tags: "", person: "household", expires_at: "" };
+  }
+
+  async _save(event) {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    const tags = String(form.get("tags") ?? "")
+      .split(",")
+      .map((tag) => tag.trim())
+      .filter(Boolean);
+    const expires = String(form.get("expires_at") ?? "");
+    const person = String(form.get("person"));
+    const message = {
+      content: String(form.get("content") ?? ""),
+      memory_type: String(form.get("memory_type")),
+      tags,
+    };
+    try {
+      let id;
+      if (this._editing.id) {
+        const changed = await this.hass.callWS({
+          ...message,
+          type: "memory/update",
+          memory_id: this._editing.id,
+          person,
+          expires_at: expires ? new Date(expires).toISOString() : null,
+        });
+        id = changed.memory.id;
+      } else {
+        if (person !== "household") message.person = person;
+        if (expires) message.expires_at = new Date(expires).toISOString();
+        id = (await this.hass.callWS({ ...message, type: "memory/add" })).id;
+      }
+      this._editing = null;
+      await this._show(id);
+      await this._load(false);
+    } catch (err) {
+      this._error = err?.message ?? String(err);
+    }
+  }
+
+  _editor() {
+    const editing = this._editing;
+    const types = ["fact", "preference", "instruction", "event", "summary", "other"];
+    return html`<form class="editor" @submit=${this._save} aria-label=${editing.id ? this.t("edit") : this.t("add")}>
+      <label>
+        <span>${this.t("text")}</span>
+        <textarea name="content" required rows="3" .value=${editing.content}></textarea>
+      </label>
+      <label>
+        <span>${this.t("type")}</span>
+        <select name="memory_type">
+          ${types.map((kind) => html`<option value=${kind} ?selected=${kind === editing.memory_type}>${kind}</option>`)}
+        </select>
+      </label>
+      <label>
+        <span>${this.t("tags")}</span>
+        <input name="tags" .value=${editing.tags} />
+      </label>
+      <label>
+        <span>${this.t("owner")}</span>
+        <select name="person">
+          <option value="household" ?selected=${editing.person === "household"}>${this.t("household")}</option>
+          ${this._persons().map(
+            (person) =>
+              html`<option value=${person.id} ?selected=${person.id === editing.person}>${person.name}</option>`,
+          )}
+        </select>
+      </label>
+      <label>
+        <span>${this.t("expires")}</span>
+        <input name="expires_at" type="datetime-local" .value=${editing.expires_at} />
+      </label>
+      <div class="actions">
+        <button type="submit">${this.t("save")}</button>
+        <button type="button" @click=${() => (this._editing = null)}>${this.t("cancel")}</button>
+      </div>
+    </form>`;
+  }
+
   _persons() {
     return Object.values(this.hass?.states ?? {})
       .filter((state) => state.entity_id.startsWith("person."))
@@ -161,6 +254,7 @@ export class MemoryPanel extends LitElement {
           ? html`<button class="menu" @click=${this._menu} aria-label=${this.t("menu")}>☰</button>`
           : nothing}
         <h1>${this.t("title")}</h1>
+        <button class="add" @click=${() => this._edit(null)}>${this.t("add")}</button>
         <input
           type="search"
           .value=${this._query}
@@ -226,6 +320,12 @@ export class MemoryPanel extends LitElement {
           : nothing}
       </main>
       ${this._open ? this._detail(this._open) : nothing}
+      ${this._editing && !this._editing.id
+        ? html`<section class="detail" role="dialog" aria-label=${this.t("add")}>
+            <header><h2>${this.t("add")}</h2></header>
+            ${this._editor()}
+          </section>`
+        : nothing}
     `;
   }
 
@@ -252,9 +352,17 @@ export class MemoryPanel extends LitElement {
     return html`<section class="detail" role="dialog" aria-modal="false" aria-label=${`#${memory.id}`}>
       <header>
         <h2>#${memory.id}</h2>
-        <button @click=${() => (this._open = null)} aria-label=${this.t("close")}>✕</button>
+        <button
+          @click=${() => {
+            this._open = null;
+            this._editing = null;
+          }}
+          aria-label=${this.t("close")}
+        >
+          ✕
+        </button>
       </header>
-      <p class="full">${memory.content}</p>
+      ${this._editing?.id === memory.id ? this._editor() : html`<p class="full">${memory.content}</p>`}
       <dl>
         ${field(this.t("owner"), memory.owner)}
         ${field(this.t("type"), memory.type)}
@@ -273,6 +381,9 @@ export class MemoryPanel extends LitElement {
       ${superseded.length ? this._chain(this.t("replaced"), superseded) : nothing}
       ${supersededBy.length ? this._chain(this.t("replacedBy"), supersededBy) : nothing}
       <div class="actions">
+        ${memory.status === "active" && this._editing?.id !== memory.id
+          ? html`<button @click=${() => this._edit(memory)}>${this.t("edit")}</button>`
+          : nothing}
         ${memory.status === "active"
           ? html`<button @click=${() => this._act("memory/forget", memory.id)}>${this.t("forget")}</button>`
           : nothing}
@@ -494,6 +605,32 @@ export class MemoryPanel extends LitElement {
       font: inherit;
       cursor: pointer;
       padding: 2px 0;
+    }
+    .editor {
+      display: grid;
+      gap: 8px;
+      margin: 12px 16px;
+    }
+    .editor label {
+      font-size: 14px;
+    }
+    textarea,
+    .editor input {
+      font: inherit;
+      padding: 6px;
+      border-radius: 6px;
+      border: 1px solid var(--divider-color);
+      background: var(--card-background-color);
+      color: var(--primary-text-color);
+    }
+    .add {
+      padding: 6px 14px;
+      border-radius: 8px;
+      border: 1px solid currentColor;
+      background: transparent;
+      color: inherit;
+      font: inherit;
+      cursor: pointer;
     }
     .actions {
       display: flex;

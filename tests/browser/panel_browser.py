@@ -13,7 +13,8 @@ with Playwright:
 - as the owner: the panel is in the sidebar; it lists the memories (each
   with its owner); a search as you type finds one; a filter finds one; a
   memory opens; forget, find it among the forgotten, restore; a memory
-  added meanwhile appears without reload;
+  added meanwhile appears without reload; add one in the panel, reword it
+  and see the old wording as its history;
 - as Anna: the household's and her own memories, never Ben's.
 
 Timings (first list, search as you type) are printed, not asserted, and
@@ -339,7 +340,7 @@ async def owner_checks(
     bins: int,
     timings: dict[str, float],
 ) -> Page:
-    """List, search, filter, open, forget, restore, live: as the owner."""
+    """List, search, filter, open, forget, restore, live, add, reword: as the owner."""
     started = time.perf_counter()
     page = await open_panel(
         browser, base, tokens, FIRST_WAIT_MS, viewport={"width": 1280, "height": 800}
@@ -398,6 +399,25 @@ async def owner_checks(
     # Live: a memory added elsewhere appears without a reload.
     await api.add("The window cleaner comes on Fridays")
     await page.get_by_text("The window cleaner comes on Fridays").wait_for(
+        timeout=WAIT_MS
+    )
+    # Add one by hand, then reword it: the old wording stays as its history.
+    await page.get_by_role("button", name="Add", exact=True).click()
+    adding = page.get_by_role("dialog", name="Add")
+    await adding.get_by_label("Text").fill("The guest room stays at 19 degrees")
+    await adding.get_by_label("Tags").fill("heating, guests")
+    await adding.get_by_role("button", name="Save").click()
+    details = page.locator("section.detail")
+    await details.get_by_text("heating, guests").wait_for(timeout=WAIT_MS)
+    await details.get_by_role("button", name="Edit").click()
+    await details.get_by_label("Text").fill("The guest room stays at 20 degrees")
+    await details.get_by_role("button", name="Save").click()
+    await details.get_by_text("It replaced").wait_for(timeout=WAIT_MS)
+    await details.get_by_text("The guest room stays at 19 degrees").wait_for(
+        timeout=WAIT_MS
+    )
+    await page.get_by_role("button", name="Close").click()
+    await page.get_by_text("The guest room stays at 20 degrees").wait_for(
         timeout=WAIT_MS
     )
     return page

@@ -760,3 +760,32 @@ async def test_restore_brings_archived_memories_back(
     with pytest.raises(InvalidInputError, match="superseded"):
         await store.restore([old.id])
     assert new.status is MemoryStatus.ACTIVE
+
+
+async def test_update_details_in_place(store: MemoryStore) -> None:
+    """Type, tags, expiry and owner change in place; twins and the inactive refuse."""
+    item = (await store.add(memory("Leo's football boots are in the garage"))).item
+    moved = await store.update_details(
+        item.id, kind=MemoryType.PREFERENCE, tags=("Kids", "sport"), scope="person.anna"
+    )
+    assert (moved.id, moved.type, moved.scope) == (
+        item.id,
+        MemoryType.PREFERENCE,
+        "person.anna",
+    )
+    assert moved.tags == ("kids", "sport")
+    # The tags are searched with the text.
+    found = await store.search(SearchQuery(text="sport"))
+    assert [hit.item.id for hit in found] == [item.id]
+    # Nothing given: nothing but the time changes.
+    same = await store.update_details(item.id)
+    assert (same.type, same.tags, same.scope) == (moved.type, moved.tags, moved.scope)
+    # The household already has these words: moving back there refuses.
+    await store.add(memory("Leo's football boots are in the garage"))
+    with pytest.raises(InvalidInputError):
+        await store.update_details(item.id, scope=HOUSEHOLD)
+    with pytest.raises(UnknownMemoryError):
+        await store.update_details(999)
+    await store.forget([item.id])
+    with pytest.raises(InvalidInputError):
+        await store.update_details(item.id, tags=())

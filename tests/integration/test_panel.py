@@ -58,5 +58,13 @@ async def test_the_bundle_defines_the_panel_element() -> None:
     """The committed bundle is the web component the panel names."""
     bundle = BUNDLE.read_text(encoding="utf-8")
     assert f'customElements.define("{PANEL_ELEMENT}"' in bundle
-    for command in ("memory/browse", "memory/get", "memory/subscribe", "memory/forget"):
+    for command in (
+        "memory/browse",
+        "memory/get",
+        "memory/subscribe",
+        "memory/forget",
+        "memory/restore",
+        "memory/add",
+        "memory/update",
+    ):
         assert command in bundle
