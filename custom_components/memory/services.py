@@ -478,7 +478,13 @@ async def _async_export(call: ServiceCall) -> ServiceResponse:
 async def _async_profile(call: ServiceCall) -> ServiceResponse:
     entry = loaded_entry(call.hass)
     caller = await async_caller(call.hass, call)
-    person: str | None = call.data.get(ATTR_PERSON)
+    return await async_refresh_profiles(entry, caller, call.data.get(ATTR_PERSON))
+
+
+async def async_refresh_profiles(
+    entry: MemoryConfigEntry, caller: Caller, person: str | None
+) -> dict[str, Any]:
+    """Refresh one scope's profile, or every reachable one's (action and panel)."""
     if person is not None and not caller.may_reach(person):
         raise ServiceValidationError(
             translation_domain=DOMAIN,

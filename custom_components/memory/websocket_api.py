@@ -1,4 +1,4 @@
-"""The websocket API of the Memory panel: browse, get, add, update, forget, restore, subscribe.
+"""The websocket API of the Memory panel: memories, profiles, health, live changes.
 
 Every command serves the connection's user with the same reach as the
 actions (`access.caller_for_user`: a non-admin reads the household's and
@@ -25,6 +25,7 @@ from homeassistant.components.websocket_api.messages import event_message
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
+from homeassistant.util import dt as dt_util
 import probatio
 
 from .access import Caller, caller_for_user, scope_label
@@ -58,6 +59,7 @@ from .services import (
     TYPES,
     async_add_memory,
     async_find_memories,
+    async_refresh_profiles,
     person_scope,
     reachable_items,
 )
@@ -380,6 +382,80 @@ async def ws_update(
     )
 
 
+@websocket_command({probatio.Required("type"): f"{DOMAIN}/overview"})
+@async_response
+async def ws_overview(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Give counts within the user's reach, their profiles, and the system's health."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    label = scope_label(hass)
+    data = entry.runtime_data
+    store = data.store
+    scopes = caller.reachable()
+    counts = {
+        status: (
+            await _run(store.browse(BrowseQuery(scopes=scopes, status=status, limit=1)))
+        ).total
+        for status in ("active", "expiring", "archived", "superseded")
+    }
+    newest = await _run(
+        store.search(
+            SearchQuery(
+                types=(MemoryType.PROFILE,), scopes=scopes, limit=MAX_SEARCH_LIMIT
+            )
+        )
+    )
+    profiles = {hit.item.scope: hit.item for hit in reversed(newest)}
+    stats = data.coordinator.data
+    now = dt_util.utcnow().timestamp()
+    connection.send_result(
+        msg["id"],
+        {
+            "counts": counts,
+            "profiles": [
+                _memory(item, caller, label)
+                for item in sorted(
+                    profiles.values(), key=lambda i: i.scope != HOUSEHOLD
+                )
+            ],
+            # System figures, the same as the sensors show every user.
+            "health": {
+                "database_bytes": stats.database_bytes,
+                "vector_backend": stats.vector_backend,
+                "model": stats.active_model,
+                "digestion_waiting": data.digestion.waiting,
+                "ai_task_calls_last_hour": len(
+                    data.usage.ai_task_calls_since(now - 3600)
+                ),
+                "ai_task_max_calls_per_hour": data.ai_task.max_calls_per_hour,
+            },
+        },
+    )
+
+
+@websocket_command(
+    {
+        probatio.Required("type"): f"{DOMAIN}/refresh_profile",
+        probatio.Optional(ATTR_PERSON): probatio.Any(HOUSEHOLD, PERSON),
+    }
+)
+@async_response
+async def ws_refresh_profile(
+    hass: HomeAssistant,
+    connection: ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Write a scope's profile again now, as `memory.profile` does."""
+    entry = loaded_entry(hass)
+    caller = _caller(hass, connection)
+    result = await async_refresh_profiles(entry, caller, msg.get(ATTR_PERSON))
+    connection.send_result(msg["id"], result)
+
+
 @websocket_command({probatio.Required("type"): f"{DOMAIN}/subscribe"})
 @callback
 def ws_subscribe(
@@ -420,6 +496,8 @@ def async_setup_websocket_api(hass: HomeAssistant) -> None:
         ws_update,
         ws_forget,
         ws_restore,
+        ws_overview,
+        ws_refresh_profile,
         ws_subscribe,
     ):
         async_register_command(hass, command)

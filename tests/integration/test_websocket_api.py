@@ -25,6 +25,7 @@ from custom_components.memory.engine import (
 )
 
 from . import add
+from .ai_task_agent import ScriptedAITask
 from .assist import ANNA, BEN, Household
 
 
@@ -352,3 +353,38 @@ async def test_a_code_seen_redacted_cannot_be_reworded(
     assert (await init_integration.runtime_data.store.get_many([code]))[
         code
     ].content == ("The garage door code is 7731")
+
+
+async def test_overview_counts_and_profiles_within_reach(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna's overview counts her reach only; profiles refresh for her scopes only."""
+    ids = await memories_of(hass, household)
+    await init_integration.runtime_data.store.forget([ids["code"]])
+    ai_task.responder = lambda _task: {"profile": "A short portrait."}
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    refreshed = await ask(anna, type="memory/refresh_profile")
+    assert {result["scope"] for result in refreshed["profiles"]} == {HOUSEHOLD, ANNA}
+    refused = await ask(anna, type="memory/refresh_profile", person=BEN)
+    assert refused["error"]["translation_key"] == "person_not_allowed"
+    overview = await ask(anna, type="memory/overview")
+    # The bins, Anna's shoes and the two profiles just written; the code is
+    # forgotten; Ben's is not hers.
+    assert overview["counts"] == {
+        "active": 4,
+        "expiring": 0,
+        "archived": 1,
+        "superseded": 0,
+    }
+    assert [p["owner"] for p in overview["profiles"]] == ["household", "Anna"]
+    health = overview["health"]
+    assert health["database_bytes"] > 0
+    assert health["vector_backend"]
+    assert health["ai_task_calls_last_hour"] == 2
+    # The owner counts everyone's.
+    owner = await hass_ws_client(hass)
+    assert (await ask(owner, type="memory/overview"))["counts"]["active"] == 5
