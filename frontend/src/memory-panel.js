@@ -29,6 +29,7 @@ export class MemoryPanel extends LitElement {
     _loading: { state: true },
     _error: { state: true },
     _editing: { state: true },
+    _overview: { state: true },
   };
 
   constructor() {
@@ -44,6 +45,7 @@ export class MemoryPanel extends LitElement {
     this._loading = false;
     this._error = "";
     this._editing = null;
+    this._overview = null;
     this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
@@ -70,10 +72,72 @@ export class MemoryPanel extends LitElement {
 
   _start() {
     this._unsubscribe = this.hass.connection.subscribeMessage(
-      () => this._load(false),
+      () => {
+        this._load(false);
+        this._loadOverview();
+      },
       { type: "memory/subscribe" },
     );
     this._load(false);
+    this._loadOverview();
+  }
+
+  async _loadOverview() {
+    try {
+      this._overview = await this.hass.callWS({ type: "memory/overview" });
+    } catch (err) {
+      this._error = err?.message ?? String(err);
+    }
+  }
+
+  async _refreshProfile(profile) {
+    try {
+      await this.hass.callWS({
+        type: "memory/refresh_profile",
+        person: profile.household ? "household" : profile.scope,
+      });
+      await this._loadOverview();
+    } catch (err) {
+      this._error = err?.message ?? String(err);
+    }
+  }
+
+  _overviewPart() {
+    const overview = this._overview;
+    if (!overview) return nothing;
+    const { counts, health, profiles } = overview;
+    const megabytes = (health.database_bytes / 1048576).toFixed(1);
+    return html`<details class="overview">
+      <summary>
+        ${this.t("overview")}:
+        ${["active", "expiring", "archived", "superseded"].map(
+          (status) => html`<span class="chip">${this.t(status)} ${counts[status]}</span>`,
+        )}
+      </summary>
+      <p class="health">
+        ${this.t("health", {
+          size: megabytes,
+          search: health.model ?? this.t("keywordOnly"),
+          waiting: health.digestion_waiting,
+          calls: health.ai_task_calls_last_hour,
+          cap: health.ai_task_max_calls_per_hour,
+        })}
+      </p>
+      <h3>${this.t("profiles")}</h3>
+      ${profiles.length
+        ? html`<ul class="profiles">
+            ${profiles.map(
+              (profile) => html`<li>
+                <span class="chip ${profile.household ? "house" : "person"}">${profile.owner}</span>
+                <span class="content">${profile.content}</span>
+                <button class="link" @click=${() => this._refreshProfile(profile)}>
+                  ${this.t("refresh")}
+                </button>
+              </li>`,
+            )}
+          </ul>`
+        : html`<p class="count">${this.t("noProfiles")}</p>`}
+    </details>`;
   }
 
   async _load(more) {
@@ -305,6 +369,7 @@ export class MemoryPanel extends LitElement {
         ? html`<p class="error" role="alert">${this.t("error", { error: this._error })}</p>`
         : nothing}
       <main>
+        ${this._overviewPart()}
         <p class="count" aria-live="polite">
           ${this._loading && !this._memories.length
             ? this.t("loading")
@@ -605,6 +670,36 @@ export class MemoryPanel extends LitElement {
       font: inherit;
       cursor: pointer;
       padding: 2px 0;
+    }
+    .overview {
+      margin: 8px 0;
+      padding: 8px 12px;
+      border-radius: 12px;
+      border: 1px solid var(--divider-color);
+      background: var(--card-background-color);
+    }
+    .overview summary {
+      cursor: pointer;
+      display: flex;
+      flex-wrap: wrap;
+      gap: 6px;
+      align-items: center;
+    }
+    .health {
+      font-size: 13px;
+      color: var(--secondary-text-color);
+    }
+    .profiles {
+      list-style: none;
+      padding: 0;
+      display: grid;
+      gap: 6px;
+    }
+    .profiles li {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 8px;
+      align-items: baseline;
     }
     .editor {
       display: grid;

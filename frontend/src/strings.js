@@ -29,6 +29,13 @@ export const STRINGS = {
     save: "Save",
     cancel: "Cancel",
     text: "Text",
+    overview: "Overview",
+    health:
+      "Database {size} MB · search by {search} · {waiting} conversations waiting for digestion · AI Task {calls} of {cap} calls in the last hour",
+    keywordOnly: "keywords only",
+    profiles: "Profiles",
+    noProfiles: "No profile written yet.",
+    refresh: "Refresh now",
     forget: "Forget",
     restore: "Restore",
     purge: "Erase for good",

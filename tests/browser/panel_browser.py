@@ -401,6 +401,12 @@ async def owner_checks(
     await page.get_by_text("The window cleaner comes on Fridays").wait_for(
         timeout=WAIT_MS
     )
+    # The overview counts what the owner may see.
+    await page.get_by_text("Overview:").click()
+    await page.get_by_text("Profiles").wait_for(timeout=WAIT_MS)
+    await page.get_by_text("conversations waiting for digestion").wait_for(
+        timeout=WAIT_MS
+    )
     # Add one by hand, then reword it: the old wording stays as its history.
     await page.get_by_role("button", name="Add", exact=True).click()
     adding = page.get_by_role("dialog", name="Add")

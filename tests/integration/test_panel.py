@@ -66,5 +66,7 @@ async def test_the_bundle_defines_the_panel_element() -> None:
         "memory/restore",
         "memory/add",
         "memory/update",
+        "memory/overview",
+        "memory/refresh_profile",
     ):
         assert command in bundle
