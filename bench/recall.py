@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import AsyncIterator
+import contextlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 import os
@@ -330,8 +332,11 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-async def one_run(config_dir: Path, turns: list[str]) -> RunResult:
-    """Start Home Assistant on the database and time every turn's recall."""
+@contextlib.asynccontextmanager
+async def started(
+    config_dir: Path,
+) -> AsyncIterator[tuple[HomeAssistant, MockConfigEntry, str]]:
+    """Start Home Assistant with Assist Memory on the database, and Anna's user."""
     async with async_test_home_assistant(config_dir=str(config_dir)) as hass:
         hass.data.pop(loader.DATA_CUSTOM_COMPONENTS, None)
         entry = MockConfigEntry(domain=DOMAIN, data={CONF_PROVIDER: PROVIDER_KEYWORD})
@@ -341,16 +346,22 @@ async def one_run(config_dir: Path, turns: list[str]) -> RunResult:
         await hass.async_block_till_done()
         user = await hass.auth.async_create_user("Anna")
         hass.states.async_set(PERSON, "home", {"user_id": user.id})
-        result = RunResult([], [], [], [], [], 0)
         try:
-            warmup = turns[:WARMUP]
-            for index, text in enumerate([*warmup, *turns]):
-                measured = index >= len(warmup)
-                await _turn(hass, entry, index, text, user.id, result, measured)
+            yield hass, entry, user.id
         finally:
             await hass.config_entries.async_unload(entry.entry_id)
             await hass.async_block_till_done()
             await hass.async_stop(force=True)
+
+
+async def one_run(config_dir: Path, turns: list[str]) -> RunResult:
+    """Start Home Assistant on the database and time every turn's recall."""
+    async with started(config_dir) as (hass, entry, user_id):
+        result = RunResult([], [], [], [], [], 0)
+        warmup = turns[:WARMUP]
+        for index, text in enumerate([*warmup, *turns]):
+            measured = index >= len(warmup)
+            await _turn(hass, entry, index, text, user_id, result, measured)
         return result
 
 
@@ -432,38 +443,25 @@ class CompareResult:
 
 async def compare_run(config_dir: Path, talks: list[list[str]]) -> CompareResult:
     """Alternate conversations between recall before #14 and now; time every turn."""
-    async with async_test_home_assistant(config_dir=str(config_dir)) as hass:
-        hass.data.pop(loader.DATA_CUSTOM_COMPONENTS, None)
-        entry = MockConfigEntry(domain=DOMAIN, data={CONF_PROVIDER: PROVIDER_KEYWORD})
-        entry.add_to_hass(hass)
-        if not await hass.config_entries.async_setup(entry.entry_id):
-            raise RuntimeError("Assist Memory did not set up")
-        await hass.async_block_till_done()
-        user = await hass.auth.async_create_user("Anna")
-        hass.states.async_set(PERSON, "home", {"user_id": user.id})
+    async with started(config_dir) as (hass, entry, user_id):
         result = CompareResult(
             api_ms={name: [] for name in VARIANTS},
             tokens={name: [] for name in VARIANTS},
         )
-        try:
-            for index, said in enumerate(talks):
-                name = list(VARIANTS)[index % len(VARIANTS)]
-                # Options take effect on the next turn (recall reads them).
-                hass.config_entries.async_update_entry(
-                    entry, options={**entry.options, **VARIANTS[name]}
+        for index, said in enumerate(talks):
+            name = list(VARIANTS)[index % len(VARIANTS)]
+            # Options take effect on the next turn (recall reads them).
+            hass.config_entries.async_update_entry(
+                entry, options={**entry.options, **VARIANTS[name]}
+            )
+            for turn in range(len(said)):
+                elapsed = await _conversation_turn(
+                    hass, f"talk-{index}", said[: turn + 1], user_id, index
                 )
-                for turn in range(len(said)):
-                    elapsed = await _conversation_turn(
-                        hass, f"talk-{index}", said[: turn + 1], user.id, index
-                    )
-                    if index >= WARMUP:
-                        result.api_ms[name].append(elapsed)
-                        usage = entry.runtime_data.usage.data
-                        result.tokens[name].append(usage.last_recall_tokens or 0)
-        finally:
-            await hass.config_entries.async_unload(entry.entry_id)
-            await hass.async_block_till_done()
-            await hass.async_stop(force=True)
+                if index >= WARMUP:
+                    result.api_ms[name].append(elapsed)
+                    usage = entry.runtime_data.usage.data
+                    result.tokens[name].append(usage.last_recall_tokens or 0)
         return result
 
 
@@ -545,6 +543,14 @@ def compare_markdown(
         "",
         f"**Target: ≤ {TARGET_P95_MS:.0f} ms p95 — now {verdict} it ({p95:.2f} ms).**",
         "",
+        *machine_table(env),
+    ]
+    return "\n".join(lines)
+
+
+def machine_table(env: dict[str, Any]) -> list[str]:
+    """Return the report's table of the machine and versions."""
+    return [
         "| machine | |",
         "|---|---|",
         f"| cpu | {env['cpu']} ({env['cores']} cores) |",
@@ -553,7 +559,6 @@ def compare_markdown(
         f"| load average at start | {env['load']:.2f} |",
         "",
     ]
-    return "\n".join(lines)
 
 
 def environment() -> dict[str, Any]:
@@ -641,13 +646,7 @@ def markdown(
         "walked every active memory by date, 5 ms a turn at 10,000 memories. The",
         "two cores are shared with other work: compare the load average below.",
         "",
-        "| machine | |",
-        "|---|---|",
-        f"| cpu | {env['cpu']} ({env['cores']} cores) |",
-        f"| python | {env['python']} |",
-        f"| sqlite | {env['sqlite']} |",
-        f"| load average at start | {env['load']:.2f} |",
-        "",
+        *machine_table(env),
     ]
     return "\n".join(lines)
 

@@ -8,7 +8,8 @@ closed connection) leaves as a translated `HomeAssistantError`, or as a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+import contextlib
 import functools
 from typing import Any
 
@@ -61,17 +62,24 @@ def store_error(err: StoreError) -> HomeAssistantError:
     )
 
 
+@contextlib.contextmanager
+def translated_store_errors() -> Iterator[None]:
+    """Let no database error leave untranslated (actions, LLM tools, websocket)."""
+    try:
+        yield
+    except DATABASE_ERRORS as err:
+        known = database_error(err)
+        if known is None:
+            raise  # a ValueError that is not the database's: a bug
+        raise store_error(known) from err
+
+
 def translated_errors(handler: ActionHandler) -> ActionHandler:
     """Wrap an action so that no database error leaves it untranslated."""
 
     @functools.wraps(handler)
     async def run(call: ServiceCall) -> ServiceResponse:
-        try:
+        with translated_store_errors():
             return await handler(call)
-        except DATABASE_ERRORS as err:
-            known = database_error(err)
-            if known is None:
-                raise  # a ValueError that is not the database's: a bug
-            raise store_error(known) from err
 
     return run

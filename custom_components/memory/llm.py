@@ -44,9 +44,8 @@ from .engine import (
     SearchQuery,
     Source,
 )
-from .engine.errors import DATABASE_ERRORS, database_error
 from .engine.text import fence_safe
-from .errors import store_error
+from .errors import translated_store_errors
 from .runtime import MemoryConfigEntry, loaded_entry
 
 MAX_TOOL_RESULTS: Final = 10
@@ -104,13 +103,9 @@ class MemoryTool(llm.Tool):
             raise _error("tool_invalid_arguments", error=str(err)) from err
         entry = loaded_entry(hass)
         caller = speaker(hass, entry, llm_context)
-        try:
+        # A full disk, a vanished file: the same words as the actions.
+        with translated_store_errors():
             data = await self._async_run(hass, entry, caller, args, llm_context)
-        except DATABASE_ERRORS as err:
-            # A full disk, a vanished file: the same words as the actions.
-            if (known := database_error(err)) is None:
-                raise  # a ValueError that is not the database's: a bug
-            raise store_error(known) from err
         return llm.ToolResult(data=data)
 
     async def _async_run(

@@ -337,7 +337,7 @@ async def test_earlier_starts_a_new_conversation(
     )
     talk = Conversation(store, clock, speaker=ANNA_SPEAKS)
     first = await talk.say("Good morning")
-    lines = [line for line in first.prompt.splitlines() if line.startswith("Earlier")]
+    lines = earlier_lines(first)
     assert len(lines) == 1
     assert "20 minutes ago" in lines[0] or "21 minutes ago" in lines[0]
     assert "guest room at 19 degrees" in lines[0]
@@ -405,25 +405,35 @@ async def test_earlier_of_a_satellite_is_its_own(
     assert "diary" not in recalled.prompt
 
 
-async def test_earlier_keeps_to_its_share_of_the_budget(
-    store: MemoryStore, clock: FakeClock
+async def garden_talks(
+    store: MemoryStore, clock: FakeClock, count: int, *, words: int
 ) -> None:
-    """However many talks there are, "Earlier" takes at most its share."""
+    """Save `count` kitchen talks of ten minutes ago and before, long ones."""
     log = ConversationLog(store)
     now = datetime.fromtimestamp(clock(), UTC)
-    for n in range(6):
+    for n in range(count):
         await save_talk(
             log,
             conversation_id=f"talk-{n}",
             at=now - timedelta(minutes=10 + n),
             device_id=KITCHEN,
-            said=[(MessageRole.USER, f"Talk number {n} about the garden " * 5)],
+            said=[(MessageRole.USER, f"Talk number {n} about the garden " * words)],
         )
+
+
+def earlier_lines(recalled: Recalled) -> list[str]:
+    """Return the block's "Earlier" lines."""
+    return [line for line in recalled.prompt.splitlines() if line.startswith("Earlier")]
+
+
+async def test_earlier_keeps_to_its_share_of_the_budget(
+    store: MemoryStore, clock: FakeClock
+) -> None:
+    """However many talks there are, "Earlier" takes at most its share."""
+    await garden_talks(store, clock, 6, words=5)
     settings = RecallSettings(budget=200)
     recalled = await Conversation(store, clock, settings=settings).say("the bins")
-    earlier = [
-        line for line in recalled.prompt.splitlines() if line.startswith("Earlier")
-    ]
+    earlier = earlier_lines(recalled)
     assert earlier
     assert sum(estimate_tokens(line + "\n") for line in earlier) <= int(
         200 * EARLIER_SHARE
@@ -436,21 +446,10 @@ async def test_earlier_lines_stop_when_their_room_is_spent(
     store: MemoryStore, clock: FakeClock
 ) -> None:
     """A tight budget holds the newest talks; the next is left out, not cut to nothing."""
-    log = ConversationLog(store)
-    now = datetime.fromtimestamp(clock(), UTC)
-    for n in range(3):
-        await save_talk(
-            log,
-            conversation_id=f"talk-{n}",
-            at=now - timedelta(minutes=10 + n),
-            device_id=KITCHEN,
-            said=[(MessageRole.USER, f"Talk number {n} about the garden " * 8)],
-        )
+    await garden_talks(store, clock, 3, words=8)
     settings = RecallSettings(budget=150, earlier=timedelta(hours=1))
     recalled = await Conversation(store, clock, settings=settings).say("Hello")
-    earlier = [
-        line for line in recalled.prompt.splitlines() if line.startswith("Earlier")
-    ]
+    earlier = earlier_lines(recalled)
     assert ["Talk number 0" in earlier[0], "Talk number 1" in earlier[1]] == [
         True,
         True,

@@ -57,9 +57,14 @@ class EarlierTalk:
     language: str
 
 
+def _key(language: str) -> str:
+    """Return Babel's spelling of a language tag ("de-DE" -> "de_DE")."""
+    return language.strip().replace("-", "_") or DEFAULT_LANGUAGE
+
+
 def _locale_now(language: str) -> Locale:
     """Return the Babel locale of a tag ("de-DE", "pt_BR", "nb"); English if unknown."""
-    key = language.strip().replace("-", "_") or DEFAULT_LANGUAGE
+    key = _key(language)
     if (cached := _locales.get(key)) is not None:
         return cached
     try:
@@ -76,8 +81,7 @@ def _locale_now(language: str) -> Locale:
 
 async def load_language(language: str) -> None:
     """Read a language's locale data in a worker thread (the event loop must not)."""
-    key = language.strip().replace("-", "_") or DEFAULT_LANGUAGE
-    if key not in _locales:
+    if _key(language) not in _locales:
         await asyncio.to_thread(_locale_now, language)
 
 
