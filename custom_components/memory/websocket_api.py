@@ -13,6 +13,7 @@ again with its own reach.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Final
 
 from homeassistant.components.websocket_api import async_register_command
@@ -39,10 +40,10 @@ from .const import (
     DOMAIN,
 )
 from .engine import (
-    DATABASE_ERRORS,
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
     MemoryItem,
+    MemoryStore,
     MemoryType,
     NewMemory,
     Origin,
@@ -50,8 +51,7 @@ from .engine import (
     Source,
 )
 from .engine.browse import BrowseQuery
-from .engine.errors import database_error
-from .errors import store_error
+from .errors import translated_store_errors
 from .runtime import MemoryConfigEntry, loaded_entry
 from .services import (
     ADD_SCHEMA,
@@ -84,14 +84,20 @@ def _memory(item: MemoryItem, caller: Caller, label: Any) -> dict[str, Any]:
     return shown
 
 
-async def _run(coro: Any) -> Any:
+async def _run[T](call: Awaitable[T]) -> T:
     """Await a store call; a database error leaves translated."""
-    try:
-        return await coro
-    except DATABASE_ERRORS as err:
-        if (known := database_error(err)) is None:
-            raise
-        raise store_error(known) from err
+    with translated_store_errors():
+        return await call
+
+
+async def _reachable(
+    hass: HomeAssistant, caller: Caller, ids: list[int]
+) -> tuple[MemoryStore, dict[int, MemoryItem]]:
+    """Return the store and the memories, once each; one out of reach is unknown."""
+    store = loaded_entry(hass).runtime_data.store
+    unique = list(dict.fromkeys(ids))
+    check_ids(unique)
+    return store, await _run(reachable_items(store, caller, unique))
 
 
 def _scopes(caller: Caller, person: str | None) -> tuple[str, ...] | None:
@@ -137,6 +143,8 @@ async def ws_browse(
     types = tuple(MemoryType(kind) for kind in msg["types"])
     text = msg["query"].strip()
     order = msg.get("order") or ("relevance" if text else "newest")
+    origins = tuple(Origin(origin) for origin in msg["origins"])
+    expiring = msg["status"] == "expiring"
     if text and order == "relevance":
         hits = await _run(
             async_find_memories(
@@ -147,13 +155,22 @@ async def ws_browse(
                     scopes=scopes,
                     types=types or None,
                     tags=tuple(msg["tags"]),
-                    status="any" if msg["status"] == "expiring" else msg["status"],
+                    status="active" if expiring else msg["status"],
                     since=msg.get("since"),
                     limit=msg["limit"],
                     language=msg.get(ATTR_LANGUAGE),
                 ),
             )
         )
+        # The filters a search has no field for, as browsing applies them.
+        until = msg.get("until")
+        hits = [
+            hit
+            for hit in hits
+            if (not expiring or hit.item.expires_at is not None)
+            and (not origins or hit.item.source.origin in origins)
+            and (until is None or hit.item.created_at < until)
+        ]
         connection.send_result(
             msg["id"],
             {
@@ -173,7 +190,7 @@ async def ws_browse(
                 types=types,
                 status=msg["status"],
                 tags=tuple(msg["tags"]),
-                origins=tuple(Origin(origin) for origin in msg["origins"]),
+                origins=origins,
                 since=msg.get("since"),
                 until=msg.get("until"),
                 order="recalled" if order == "recalled" else "newest",
@@ -205,14 +222,10 @@ async def ws_get(
     msg: dict[str, Any],
 ) -> None:
     """One memory, with what it superseded and what superseded it (those in reach)."""
-    entry = loaded_entry(hass)
     caller = _caller(hass, connection)
     label = scope_label(hass)
-    memory_id: int = msg["memory_id"]
-    check_ids([memory_id])
-    store = entry.runtime_data.store
-    items = await _run(reachable_items(store, caller, [memory_id]))
-    item = items[memory_id]
+    store, items = await _reachable(hass, caller, [msg["memory_id"]])
+    item = items[msg["memory_id"]]
     before, after = await _run(store.history(item))
     connection.send_result(
         msg["id"],
@@ -251,13 +264,8 @@ async def ws_forget(
     msg: dict[str, Any],
 ) -> None:
     """Forget memories (archive, restorable), or with `purge` erase them for good."""
-    entry = loaded_entry(hass)
-    caller = _caller(hass, connection)
-    ids: list[int] = list(dict.fromkeys(msg["memory_ids"]))
-    check_ids(ids)
-    store = entry.runtime_data.store
-    await _run(reachable_items(store, caller, ids))
-    forgotten = await _run(store.forget(ids, purge=msg["purge"]))
+    store, items = await _reachable(hass, _caller(hass, connection), msg["memory_ids"])
+    forgotten = await _run(store.forget(list(items), purge=msg["purge"]))
     connection.send_result(msg["id"], {"forgotten": forgotten, "purged": msg["purge"]})
 
 
@@ -274,13 +282,8 @@ async def ws_restore(
     msg: dict[str, Any],
 ) -> None:
     """Bring forgotten (archived) memories back."""
-    entry = loaded_entry(hass)
-    caller = _caller(hass, connection)
-    ids: list[int] = list(dict.fromkeys(msg["memory_ids"]))
-    check_ids(ids)
-    store = entry.runtime_data.store
-    await _run(reachable_items(store, caller, ids))
-    restored = await _run(store.restore(ids))
+    store, items = await _reachable(hass, _caller(hass, connection), msg["memory_ids"])
+    restored = await _run(store.restore(list(items)))
     connection.send_result(msg["id"], {"restored": restored})
 
 
@@ -333,12 +336,10 @@ async def ws_update(
 
     A new wording supersedes it: the old wording stays as its history.
     """
-    entry = loaded_entry(hass)
     caller = _caller(hass, connection)
     memory_id: int = msg["memory_id"]
-    check_ids([memory_id])
-    store = entry.runtime_data.store
-    item = (await _run(reachable_items(store, caller, [memory_id])))[memory_id]
+    store, items = await _reachable(hass, caller, [memory_id])
+    item = items[memory_id]
     details: dict[str, Any] = {}
     if MEMORY_TYPE in msg:
         details["kind"] = MemoryType(msg[MEMORY_TYPE])

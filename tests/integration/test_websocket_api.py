@@ -35,6 +35,14 @@ async def token_for(hass: HomeAssistant, user: MockUser) -> str:
     return hass.auth.async_create_access_token(refresh)
 
 
+async def guest_token(hass: HomeAssistant) -> str:
+    """Log in a non-admin user linked to no person (reads codes redacted)."""
+    group = await hass.auth.async_get_group(GROUP_ID_USER)
+    assert group is not None
+    guest = MockUser(name="Guest", groups=[group]).add_to_hass(hass)
+    return await token_for(hass, guest)
+
+
 async def ask(client: MockHAClientWebSocket, **message: Any) -> dict[str, Any]:
     """Send one command; return its result, or its error."""
     await client.send_json_auto_id(message)
@@ -126,10 +134,7 @@ async def test_a_user_with_no_person_reads_codes_redacted(
 ) -> None:
     """A non-admin linked to no person sees the household's, codes redacted."""
     ids = await memories_of(hass, household)
-    group = await hass.auth.async_get_group(GROUP_ID_USER)
-    assert group is not None
-    guest = MockUser(name="Guest", groups=[group]).add_to_hass(hass)
-    client = await hass_ws_client(hass, await token_for(hass, guest))
+    client = await hass_ws_client(hass, await guest_token(hass))
     listed = await ask(client, type="memory/browse")
     texts = {memory["id"]: memory["content"] for memory in listed["memories"]}
     assert set(texts) == {ids["house"], ids["code"]}
@@ -336,10 +341,7 @@ async def test_a_code_seen_redacted_cannot_be_reworded(
 ) -> None:
     """A user who reads "[redacted]" would save it over the code: refused."""
     code = await add(hass, "The garage door code is 7731")
-    group = await hass.auth.async_get_group(GROUP_ID_USER)
-    assert group is not None
-    guest = MockUser(name="Guest", groups=[group]).add_to_hass(hass)
-    client = await hass_ws_client(hass, await token_for(hass, guest))
+    client = await hass_ws_client(hass, await guest_token(hass))
     refused = await ask(
         client,
         type="memory/update",
@@ -388,3 +390,30 @@ async def test_overview_counts_and_profiles_within_reach(
     # The owner counts everyone's.
     owner = await hass_ws_client(hass)
     assert (await ask(owner, type="memory/overview"))["counts"]["active"] == 5
+
+
+async def test_a_search_keeps_the_filters_browsing_has(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Searched words with status expiring, an origin or an end date: still filtered."""
+    store = init_integration.runtime_data.store
+    kept = await add(hass, "The garden hose goes in the shed")
+    brief = await add(hass, "The garden party tent stays up", expires_in={"days": 3})
+    gone = await add(hass, "The garden gnome was sold")
+    await store.forget([gone])
+    tool = await store.add(
+        NewMemory(content="The garden gate squeaks", source=Source(origin=Origin.TOOL))
+    )
+    client = await hass_ws_client(hass)
+
+    async def found(**fields: Any) -> set[int]:
+        result = await ask(client, type="memory/browse", query="garden", **fields)
+        return {memory["id"] for memory in result["memories"]}
+
+    assert await found() == {kept, brief, tool.item.id}
+    assert await found(status="expiring") == {brief}
+    assert await found(origins=["tool"]) == {tool.item.id}
+    assert await found(until="2000-01-01T00:00:00+00:00") == set()
+    assert gone in await found(status="any")
