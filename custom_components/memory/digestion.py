@@ -322,7 +322,7 @@ class Digestion(BackgroundWorker):
         if not parts:
             reason = skipped[0] if skipped else SkipReason.EMPTY
             if since is None:
-                await self.queue.mark_skipped(conversation.id, when=last)
+                await self.queue.mark_skipped(conversation.id, when=last, reason=reason)
                 result.state = str(DigestState.SKIPPED)
             else:  # only its new messages were not worth it
                 await self.queue.mark_done(conversation.id, when=last)

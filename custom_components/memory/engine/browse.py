@@ -66,11 +66,12 @@ class BrowsePage:
     cursor: str | None
 
 
-def _encode(key: float, item_id: int) -> str:
+def encode_cursor(key: float, item_id: int) -> str:
+    """Write the cursor of a page that ended at this order key and id."""
     return base64.urlsafe_b64encode(json.dumps([key, item_id]).encode()).decode()
 
 
-def _decode(cursor: str) -> tuple[float, int]:
+def decode_cursor(cursor: str) -> tuple[float, int]:
     """Read a cursor; anything but one this module wrote is refused."""
     try:
         key, item_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
@@ -144,7 +145,7 @@ async def browse(
     column, order = _ORDER[query.order]
     page_clauses, page_params = list(clauses), list(params)
     if query.cursor is not None:
-        key, item_id = _decode(query.cursor)
+        key, item_id = decode_cursor(query.cursor)
         page_clauses.append(f"({column}, m.id) < (?, ?)")
         page_params.extend([key, item_id])
     rows = list(
@@ -158,7 +159,9 @@ async def browse(
     rows = rows[: query.limit]
     items = [row_to_item(row) for row in rows]
     last = rows[-1] if rows else None
-    next_cursor = _encode(float(last[-1]), items[-1].id) if more and last else None
+    next_cursor = (
+        encode_cursor(float(last[-1]), items[-1].id) if more and last else None
+    )
     return BrowsePage(items, total, next_cursor)
 
 

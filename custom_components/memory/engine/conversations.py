@@ -14,7 +14,8 @@ the row keeps who started it, each message its own speaker, and a listing
 for some scopes shows a conversation as the first of its speakers among
 them, with their messages only. Messages are never edited, only added and
 erased. This module writes, erases and lists; `message_search.py` searches,
-and `conversation_models.py` holds the records.
+`conversation_browse.py` pages the log for the panel, and
+`conversation_models.py` holds the records.
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from typing import Any
 import aiosqlite
 
 from .analysis import ANALYSIS_VERSION, index_terms
+from .conversation_browse import (
+    ConversationEntry,
+    ConversationPage,
+    ConversationQuery,
+    get_conversation,
+    list_conversations,
+    produced,
+    source_of,
+)
 from .conversation_models import (
     CONVERSATION_COLUMNS,
     CONVERSATION_REST,
@@ -45,7 +55,7 @@ from .errors import InvalidInputError
 from .languages import language_code
 from .memory_rows import validate_scope
 from .message_search import MessageSearch
-from .models import to_timestamp
+from .models import MemoryItem, to_timestamp
 from .sql import IDS, chunks, placeholders, rows_in
 from .store import MemoryStore
 
@@ -184,6 +194,25 @@ class ConversationLog:
             await self._store.erased(scopes)
         return sorted(erased)
 
+    async def erase(self, row_id: int, scopes: tuple[str, ...] | None) -> list[int]:
+        """Erase a conversation's messages of these scopes (None: all); return their ids.
+
+        The row goes with its last message; memories it gave stay.
+        """
+        among = "" if scopes is None else f" AND scope IN ({placeholders(len(scopes))})"
+        rows = await self._store.reader.execute_fetchall(
+            f"SELECT id FROM conversation_messages WHERE conversation = ?{among}",  # noqa: S608
+            [row_id, *(scopes or ())],
+        )
+        erased = await self.purge([int(row[0]) for row in rows])
+        async with self._store.transaction() as conn:
+            await conn.execute(
+                "DELETE FROM conversations WHERE id = ? AND NOT EXISTS (SELECT 1 "
+                "FROM conversation_messages m WHERE m.conversation = conversations.id)",
+                (row_id,),
+            )
+        return erased
+
     async def purge_before(self, cutoff: datetime) -> int:
         """Erase messages older than `cutoff`, and conversations left empty.
 
@@ -302,6 +331,26 @@ class ConversationLog:
     async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:
         """Messages by id; missing ids are absent from the result."""
         return await messages_by_id(self._store.reader, ids)
+
+    async def page(self, query: ConversationQuery) -> ConversationPage:
+        """One page of conversations with their digestion state (the panel's list)."""
+        return await list_conversations(self._store.reader, query)
+
+    async def entry(
+        self, row_id: int, scopes: tuple[str, ...] | None
+    ) -> ConversationEntry | None:
+        """One conversation as the panel lists it; None when no scope spoke in it."""
+        return await get_conversation(self._store.reader, row_id, scopes)
+
+    async def produced(
+        self, rows: Sequence[int], scopes: tuple[str, ...] | None
+    ) -> dict[int, list[int]]:
+        """Return the ids of the memories (in these scopes) each conversation gave."""
+        return await produced(self._store.reader, rows, scopes)
+
+    async def source_of(self, item: MemoryItem) -> tuple[int, int | None] | None:
+        """Return the conversation row and message a memory came from, if still kept."""
+        return await source_of(self._store.reader, item)
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.

@@ -241,17 +241,34 @@ class DigestQueue:
         """Digested: its messages up to `when` are done with."""
         await self._set(row_id, DigestState.DONE, when=when)
 
-    async def mark_skipped(self, row_id: int, *, when: datetime) -> None:
-        """Not worth an LLM call; kept only for search and the mirror."""
-        await self._set(row_id, DigestState.SKIPPED, when=when)
+    async def mark_skipped(
+        self, row_id: int, *, when: datetime, reason: SkipReason | None = None
+    ) -> None:
+        """Not worth an LLM call; kept only for search and the mirror.
 
-    async def _set(self, row_id: int, state: DigestState, *, when: datetime) -> None:
+        `reason` is kept (in `digest_error`) for the panel to say why.
+        """
+        await self._set(row_id, DigestState.SKIPPED, when=when, note=reason)
+
+    async def _set(
+        self,
+        row_id: int,
+        state: DigestState,
+        *,
+        when: datetime,
+        note: str | None = None,
+    ) -> None:
         async with self._store.transaction() as conn:
             await conn.execute(
                 "UPDATE conversations SET digest_state = ?, digest_attempts = 0, "
-                "digest_next_at = 0, digest_error = NULL, digested_at = ? "
+                "digest_next_at = 0, digest_error = ?, digested_at = ? "
                 "WHERE id = ?",
-                (str(state), to_timestamp(when), row_id),
+                (
+                    str(state),
+                    None if note is None else str(note),
+                    to_timestamp(when),
+                    row_id,
+                ),
             )
 
     async def mark_failed(self, row_id: int, *, error: str, now: datetime) -> datetime:

@@ -430,6 +430,20 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         WHERE type = 'summary' AND content_key NOT LIKE 'summary:%'
         """,
     ),
+    # The panel's Conversations view (conversation_browse.py): pages by start
+    # time, and which memories a conversation gave (by the message digestion
+    # cited, or by the conversation id a tool added one in).
+    (
+        "CREATE INDEX conversations_started ON conversations (started_at, id)",
+        """
+        CREATE INDEX memories_message ON memories (message_id)
+            WHERE message_id IS NOT NULL
+        """,
+        """
+        CREATE INDEX memories_conversation ON memories (conversation_id)
+            WHERE conversation_id IS NOT NULL
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
