@@ -406,17 +406,30 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
 
 async def _async_digest(call: ServiceCall) -> ServiceResponse:
     """Digest one conversation, or every waiting one the caller may reach, now."""
-    entry = loaded_entry(call.hass)
+    return await async_digest_now(
+        loaded_entry(call.hass),
+        await async_caller(call.hass, call),
+        call.data,
+    )
+
+
+async def async_digest_now(
+    entry: MemoryConfigEntry, caller: Caller, data: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Digest a conversation row (`conversation`), a conversation id's rows, or all.
+
+    The action's and the panel's path: only conversations the caller, or the
+    household, spoke in; another speaker's memories are not shown.
+    """
     digestion = entry.runtime_data.digestion
-    caller = await async_caller(call.hass, call)
-    check_ids([call.data[ATTR_CONVERSATION]] if ATTR_CONVERSATION in call.data else [])
+    check_ids([data[ATTR_CONVERSATION]] if ATTR_CONVERSATION in data else [])
     # What was said before this call, not only what capture wrote since.
     await entry.runtime_data.capture.async_flush()
-    if ATTR_CONVERSATION in call.data:
-        found = await digestion.queue.get(call.data[ATTR_CONVERSATION])
+    if ATTR_CONVERSATION in data:
+        found = await digestion.queue.get(data[ATTR_CONVERSATION])
         targets = [found] if found is not None else []
-    elif ATTR_CONVERSATION_ID in call.data:
-        targets = await digestion.queue.find(call.data[ATTR_CONVERSATION_ID])
+    elif ATTR_CONVERSATION_ID in data:
+        targets = await digestion.queue.find(data[ATTR_CONVERSATION_ID])
     else:
         targets = await digestion.queue.waiting(limit=BATCH * 5)
     # A conversation is the caller's when they, or the household, spoke in it.
@@ -428,24 +441,19 @@ async def _async_digest(call: ServiceCall) -> ServiceResponse:
         for row in targets
         if any(caller.may_reach(s) for s in speakers.get(row.id, (row.scope,)))
     ]
-    if not reachable and (
-        ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
-    ):
+    named = ATTR_CONVERSATION in data or ATTR_CONVERSATION_ID in data
+    if not reachable and named:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="unknown_conversation",
             translation_placeholders={
                 "conversation": str(
-                    call.data.get(ATTR_CONVERSATION)
-                    or call.data.get(ATTR_CONVERSATION_ID)
+                    data.get(ATTR_CONVERSATION) or data.get(ATTR_CONVERSATION_ID)
                 )
             },
         )
     results = await digestion.async_digest(
-        [row.id for row in reachable],
-        waiting_only=not (
-            ATTR_CONVERSATION in call.data or ATTR_CONVERSATION_ID in call.data
-        ),
+        [row.id for row in reachable], waiting_only=not named
     )
     # Another speaker's memories in a shared conversation are not shown.
     shown = [result.as_dict(caller.may_reach) for result in results]

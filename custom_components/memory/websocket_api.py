@@ -39,6 +39,7 @@ from .const import (
     ATTR_TYPE,
     DOMAIN,
 )
+from .embedding import EmbeddingRuntime
 from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
@@ -64,6 +65,7 @@ from .services import (
     reachable_items,
 )
 from .validation import LANGUAGE, PERSON, ROW_ID, check_ids, moment
+from .websocket_conversations import async_setup_conversation_commands
 
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
 ORDERS: Final = ("relevance", "newest", "recalled")
@@ -227,10 +229,14 @@ async def ws_get(
     store, items = await _reachable(hass, caller, [msg["memory_id"]])
     item = items[msg["memory_id"]]
     before, after = await _run(store.history(item))
+    source = await _run(loaded_entry(hass).runtime_data.conversations.source_of(item))
     connection.send_result(
         msg["id"],
         {
             "memory": _memory(item, caller, label),
+            # Where it came from, if that conversation is still kept (the
+            # panel opens it with memory/conversation and this memory's id).
+            "has_conversation": source is not None,
             "superseded": [
                 _memory(older, caller, label)
                 for older in before
@@ -383,6 +389,21 @@ async def ws_update(
     )
 
 
+def _embedding_health(embedding: EmbeddingRuntime | None) -> dict[str, Any] | None:
+    """Return the embedding sensors' figures: provider, whether it answers, progress."""
+    if embedding is None or embedding.coordinator.data is None:
+        return None
+    status = embedding.coordinator.data
+    return {
+        "provider": status.provider,
+        "model": status.model,
+        "connected": status.connected,
+        "progress": status.queue.progress,
+        "pending": status.queue.pending,
+        "failed": status.queue.failed,
+    }
+
+
 @websocket_command({probatio.Required("type"): f"{DOMAIN}/overview"})
 @async_response
 async def ws_overview(
@@ -433,6 +454,7 @@ async def ws_overview(
                     data.usage.ai_task_calls_since(now - 3600)
                 ),
                 "ai_task_max_calls_per_hour": data.ai_task.max_calls_per_hour,
+                "embedding": _embedding_health(data.embedding),
             },
         },
     )
@@ -502,3 +524,4 @@ def async_setup_websocket_api(hass: HomeAssistant) -> None:
         ws_subscribe,
     ):
         async_register_command(hass, command)
+    async_setup_conversation_commands(hass)

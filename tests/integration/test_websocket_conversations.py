@@ -1,0 +1,223 @@
+"""The panel's conversation commands: the log by day, one opened, digest now, erase.
+
+Real conversations through a real agent (captured as Assist's are), a
+scripted AI Task entity for digestion, and each user's own websocket
+connection: the reach comes from who is connected, as in the panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homeassistant.components.ai_task import GenDataTask
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.typing import WebSocketGenerator
+
+from .ai_task_agent import ScriptedAITask
+from .assist import Household, RecordingAgent, converse
+from .test_digestion import answer, memory, transcript
+from .test_websocket_api import ask, token_for
+
+
+async def talk(
+    hass: HomeAssistant, entry: MockConfigEntry, household: Household
+) -> dict[str, str]:
+    """Anna, Ben and the kitchen each say something; return the conversation ids."""
+    said = {
+        "anna": await converse(
+            hass,
+            "I am allergic to nuts, please remember that",
+            context=household.context("anna"),
+        ),
+        "ben": await converse(
+            hass,
+            "I am planning a surprise party for Anna",
+            context=household.context("ben"),
+        ),
+        "kitchen": await converse(hass, "The bins go out on Thursday evening"),
+    }
+    await entry.runtime_data.capture.async_flush()
+    return {who: str(result.conversation_id) for who, result in said.items()}
+
+
+async def test_conversations_within_reach_with_their_state(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna lists her own and the household's conversations, never Ben's."""
+    ids = await talk(hass, init_integration, household)
+    owner = await hass_ws_client(hass)
+    everything = await ask(owner, type="memory/conversations")
+    assert everything["total"] == 3
+    listed = everything["conversations"]
+    # Newest first; each with its speaker, agent, state and preview.
+    assert [c["conversation_id"] for c in listed] == [
+        ids["kitchen"],
+        ids["ben"],
+        ids["anna"],
+    ]
+    kitchen = listed[0]
+    assert kitchen["speaker"] == "household"
+    assert kitchen["status"] == "waiting"
+    assert kitchen["preview"] == "The bins go out on Thursday evening"
+    assert kitchen["agent_id"] == assist_agent.entity_id
+    assert kitchen["agent"]
+    assert kitchen["messages"] == 2
+    assert listed[1]["speaker"] == "Ben"
+
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    hers = await ask(anna, type="memory/conversations")
+    assert hers["total"] == 2
+    assert {c["conversation_id"] for c in hers["conversations"]} == {
+        ids["anna"],
+        ids["kitchen"],
+    }
+    # Ben's conversation cannot be opened, digested or erased by her.
+    ben_row = listed[1]["id"]
+    for command in (
+        {"type": "memory/conversation", "conversation": ben_row},
+        {"type": "memory/digest_conversation", "conversation": ben_row},
+        {"type": "memory/erase_conversation", "conversation": ben_row},
+    ):
+        refused = await ask(anna, **command)
+        assert refused["error"]["translation_key"] == "unknown_conversation"
+    assert not ai_task.calls
+    # Filters: by state, and by start date.
+    assert (await ask(owner, type="memory/conversations", statuses=["done"]))[
+        "total"
+    ] == 0
+    later = await ask(owner, type="memory/conversations", since="2999-01-01T00:00:00Z")
+    assert later["conversations"] == []
+    # A page at a time.
+    first = await ask(owner, type="memory/conversations", limit=2)
+    rest = await ask(
+        owner, type="memory/conversations", limit=2, cursor=first["cursor"]
+    )
+    assert [c["conversation_id"] for c in rest["conversations"]] == [ids["anna"]]
+
+
+async def test_digest_now_then_open_a_memory_at_its_message(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Digest Anna's conversation from the panel; her memory opens it at her words."""
+    await talk(hass, init_integration, household)
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    hers = (await ask(anna, type="memory/conversations"))["conversations"]
+    [row] = [c["id"] for c in hers if c["speaker"] == "Anna"]
+    cited: list[int] = []
+
+    def extract(task: GenDataTask) -> dict[str, Any]:
+        [(message_id, _who, _text)] = [
+            line for line in transcript(task.instructions) if line[1] != "assistant"
+        ]
+        cited.append(message_id)
+        return answer(
+            memory("Anna is allergic to nuts", message_id=message_id),
+            summary="Anna said she is allergic to nuts.",
+        )
+
+    ai_task.responder = extract
+    result = await ask(anna, type="memory/digest_conversation", conversation=row)
+    assert result["added"] >= 1
+    listed = (await ask(anna, type="memory/conversations"))["conversations"]
+    [done] = [c for c in listed if c["id"] == row]
+    assert done["status"] == "done"
+    assert done["produced"] >= 1
+
+    found = await ask(anna, type="memory/browse", query="allergic nuts")
+    memory_id = found["memories"][0]["id"]
+    got = await ask(anna, type="memory/get", memory_id=memory_id)
+    assert got["has_conversation"] is True
+    opened = await ask(anna, type="memory/conversation", memory_id=memory_id)
+    assert opened["conversation"]["id"] == row
+    assert opened["message_id"] == cited[0]
+    assert [m["role"] for m in opened["messages"]] == ["user", "assistant"]
+    assert opened["messages"][0]["content"] == (
+        "I am allergic to nuts, please remember that"
+    )
+    assert "Anna is allergic to nuts" in [m["content"] for m in opened["memories"]]
+    # A memory added by an action came from no conversation.
+    added = await ask(anna, type="memory/add", content="The cat is called Miso")
+    none = await ask(anna, type="memory/conversation", memory_id=added["id"])
+    assert none["error"]["translation_key"] == "no_source_conversation"
+
+
+async def test_a_skipped_conversation_says_why(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A device command is skipped without an LLM call, and the panel says why."""
+    await converse(hass, "Turn on the kitchen light")
+    await init_integration.runtime_data.capture.async_flush()
+    owner = await hass_ws_client(hass)
+    [listed] = (await ask(owner, type="memory/conversations"))["conversations"]
+    result = await ask(
+        owner, type="memory/digest_conversation", conversation=listed["id"]
+    )
+    assert result["skipped"] == 1
+    [skipped] = (await ask(owner, type="memory/conversations"))["conversations"]
+    assert skipped["status"] == "skipped"
+    assert skipped["reason"] == "device_commands"
+    assert not ai_task.calls
+
+
+async def test_erase_a_conversation_keeps_its_memories(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Erasing removes the messages for good; what was remembered stays."""
+    await talk(hass, init_integration, household)
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    [row] = [
+        c["id"]
+        for c in (await ask(anna, type="memory/conversations"))["conversations"]
+        if c["speaker"] == "Anna"
+    ]
+    kept = await ask(anna, type="memory/add", content="Anna is allergic to nuts")
+    erased = await ask(anna, type="memory/erase_conversation", conversation=row)
+    assert erased == {"erased": 2}
+    gone = await ask(anna, type="memory/conversation", conversation=row)
+    assert gone["error"]["translation_key"] == "unknown_conversation"
+    assert (await ask(anna, type="memory/conversations"))["total"] == 1
+    assert (await ask(anna, type="memory/get", memory_id=kept["id"]))["memory"][
+        "status"
+    ] == "active"
+
+
+async def test_bad_input_is_an_error_not_a_crash(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Ids beyond 64 bits, a forged cursor, an unknown state: errors, not crashes."""
+    client = await hass_ws_client(hass)
+    for message in (
+        {"type": "memory/conversation", "conversation": 2**70},
+        {"type": "memory/conversation"},
+        {"type": "memory/conversation", "conversation": 1, "memory_id": 1},
+        {"type": "memory/conversations", "cursor": "forged"},
+        {"type": "memory/conversations", "statuses": ["lost"]},
+        {"type": "memory/conversations", "since": "year 9999"},
+        {"type": "memory/erase_conversation", "conversation": -1},
+        {"type": "memory/digest_conversation", "conversation": 99},
+    ):
+        result = await ask(client, **message)
+        assert "error" in result, message
+        assert result["error"]["code"] != "unknown_error", message
