@@ -4,14 +4,20 @@
 // panel_custom. Home Assistant gives it `hass` (the connection, the user, the
 // language, the theme), `narrow` (a phone-width layout) and `panel`. It talks
 // only to the integration's websocket API (memory/browse, memory/get,
-// memory/forget, memory/restore, memory/subscribe), which applies the user's
-// reach: the panel never sees a memory the user may not.
+// memory/add, memory/update, memory/forget, memory/restore, memory/overview,
+// memory/refresh_profile, memory/subscribe; the Conversations view in
+// conversations.js), which applies the user's reach: the panel never sees a
+// memory the user may not.
 
-import { LitElement, css, html, nothing } from "lit";
+import { LitElement, html, nothing } from "lit";
+import "./conversations.js";
 import { translate } from "./strings.js";
+import { panelStyles } from "./styles.js";
 
 const PAGE = 50;
 const TYPING_PAUSE_MS = 250;
+const TYPES = ["fact", "preference", "instruction", "event", "summary", "profile", "other"];
+const ORIGINS = ["tool", "digestion", "action", "import"];
 
 export class MemoryPanel extends LitElement {
   static properties = {
@@ -30,6 +36,14 @@ export class MemoryPanel extends LitElement {
     _error: { state: true },
     _editing: { state: true },
     _overview: { state: true },
+    _view: { state: true },
+    _type: { state: true },
+    _tag: { state: true },
+    _origin: { state: true },
+    _since: { state: true },
+    _until: { state: true },
+    _selected: { state: true },
+    _filtersOpen: { state: true },
   };
 
   constructor() {
@@ -46,6 +60,14 @@ export class MemoryPanel extends LitElement {
     this._error = "";
     this._editing = null;
     this._overview = null;
+    this._view = "memories";
+    this._type = "";
+    this._tag = "";
+    this._origin = "";
+    this._since = "";
+    this._until = "";
+    this._selected = new Set();
+    this._filtersOpen = false;
     this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
@@ -75,6 +97,7 @@ export class MemoryPanel extends LitElement {
       () => {
         this._load(false);
         this._loadOverview();
+        this.renderRoot.querySelector("memory-conversations")?.reload();
       },
       { type: "memory/subscribe" },
     );
@@ -122,6 +145,15 @@ export class MemoryPanel extends LitElement {
           calls: health.ai_task_calls_last_hour,
           cap: health.ai_task_max_calls_per_hour,
         })}
+        ${health.embedding
+          ? html`<br />${this.t("embedding", {
+                provider: health.embedding.provider,
+                model: health.embedding.model,
+                progress: Math.round(health.embedding.progress),
+                pending: health.embedding.pending,
+                state: this.t(health.embedding.connected ? "connected" : "unreachable"),
+              })}`
+          : nothing}
       </p>
       <h3>${this.t("profiles")}</h3>
       ${profiles.length
@@ -150,12 +182,22 @@ export class MemoryPanel extends LitElement {
     };
     if (this._query.trim()) message.query = this._query.trim();
     if (this._person) message.person = this._person;
+    if (this._type) message.types = [this._type];
+    if (this._tag.trim()) message.tags = [this._tag.trim()];
+    if (this._origin) message.origins = [this._origin];
+    if (this._since) message.since = new Date(`${this._since}T00:00`).toISOString();
+    if (this._until) {
+      const end = new Date(`${this._until}T00:00`);
+      end.setDate(end.getDate() + 1); // the whole last day
+      message.until = end.toISOString();
+    }
     if (more && this._cursor) message.cursor = this._cursor;
     this._loading = true;
     try {
       const page = await this.hass.callWS(message);
       if (asked !== this._asked) return; // a newer question is under way
       this._memories = more ? [...this._memories, ...page.memories] : page.memories;
+      if (!more) this._selected = new Set();
       this._total = page.total;
       this._cursor = page.cursor;
       this._error = "";
@@ -203,6 +245,43 @@ export class MemoryPanel extends LitElement {
     } catch (err) {
       this._error = err?.message ?? String(err);
     }
+  }
+
+  // The selected memories, all at once (one command, one reach check).
+  async _actOnSelected(type, purge = false) {
+    const ids = [...this._selected];
+    if (!ids.length) return;
+    if (purge && !window.confirm(this.t("purgeManyConfirm", { count: ids.length }))) return;
+    try {
+      const message = { type, memory_ids: ids };
+      if (purge) message.purge = true;
+      await this.hass.callWS(message);
+      this._selected = new Set();
+      if (this._open && ids.includes(this._open.memory.id)) this._open = null;
+      await this._load(false);
+    } catch (err) {
+      this._error = err?.message ?? String(err);
+    }
+  }
+
+  _toggle(id, event) {
+    const selected = new Set(this._selected);
+    if (event.target.checked) selected.add(id);
+    else selected.delete(id);
+    this._selected = selected;
+  }
+
+  async _openConversation(memoryId) {
+    this._open = null;
+    this._editing = null;
+    this._view = "conversations";
+    await this.updateComplete;
+    await this.renderRoot.querySelector("memory-conversations")?.show({ memory_id: memoryId });
+  }
+
+  _openMemory(event) {
+    this._view = "memories";
+    this._show(event.detail.id);
   }
 
   _edit(memory) {
@@ -259,7 +338,7 @@ export class MemoryPanel extends LitElement {
 
   _editor() {
     const editing = this._editing;
-    const types = ["fact", "preference", "instruction", "event", "summary", "other"];
+    const types = TYPES.filter((kind) => kind !== "profile");
     return html`<form class="editor" @submit=${this._save} aria-label=${editing.id ? this.t("edit") : this.t("add")}>
       <label>
         <span>${this.t("text")}</span>
@@ -312,6 +391,7 @@ export class MemoryPanel extends LitElement {
 
   render() {
     if (!this.hass) return nothing;
+    const memories = this._view === "memories";
     return html`
       <header class=${this.narrow ? "narrow" : ""}>
         ${this.narrow
@@ -319,70 +399,31 @@ export class MemoryPanel extends LitElement {
           : nothing}
         <h1>${this.t("title")}</h1>
         <button class="add" @click=${() => this._edit(null)}>${this.t("add")}</button>
-        <input
-          type="search"
-          .value=${this._query}
-          @input=${this._typed}
-          placeholder=${this.t("searchHint")}
-          aria-label=${this.t("search")}
-        />
-        <div class="filters">
-          <label>
-            <span>${this.t("owner")}</span>
-            <select @change=${(e) => this._chose("_person", e)} aria-label=${this.t("owner")}>
-              <option value="">${this.t("everyone")}</option>
-              <option value="household">${this.t("household")}</option>
-              ${this._persons().map(
-                (person) => html`<option value=${person.id}>${person.name}</option>`,
-              )}
-            </select>
-          </label>
-          <label>
-            <span>${this.t("status")}</span>
-            <select @change=${(e) => this._chose("_status", e)} aria-label=${this.t("status")}>
-              ${["active", "expiring", "archived", "superseded", "any"].map(
-                (status) =>
-                  html`<option value=${status} ?selected=${status === this._status}>
-                    ${this.t(status)}
-                  </option>`,
-              )}
-            </select>
-          </label>
-          <label>
-            <span>${this.t("order")}</span>
-            <select
-              @change=${(e) => this._chose("_order", e)}
-              aria-label=${this.t("order")}
-              ?disabled=${Boolean(this._query.trim())}
+        <div class="tabs" role="tablist">
+          ${["memories", "conversations"].map(
+            (view) => html`<button
+              role="tab"
+              aria-selected=${this._view === view ? "true" : "false"}
+              @click=${() => (this._view = view)}
             >
-              ${["newest", "recalled"].map(
-                (order) =>
-                  html`<option value=${order} ?selected=${order === this._order}>
-                    ${this.t(order)}
-                  </option>`,
-              )}
-            </select>
-          </label>
+              ${this.t(view)}
+            </button>`,
+          )}
         </div>
+        ${memories ? this._searchAndFilters() : nothing}
       </header>
       ${this._error
         ? html`<p class="error" role="alert">${this.t("error", { error: this._error })}</p>`
         : nothing}
       <main>
         ${this._overviewPart()}
-        <p class="count" aria-live="polite">
-          ${this._loading && !this._memories.length
-            ? this.t("loading")
-            : this._memories.length
-              ? this.t("shown", { shown: this._memories.length, total: this._total })
-              : this.t("none")}
-        </p>
-        <ul class="list">
-          ${this._memories.map((memory) => this._row(memory))}
-        </ul>
-        ${this._cursor
-          ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>`
-          : nothing}
+        ${memories
+          ? this._memoryList()
+          : html`<memory-conversations
+              .hass=${this.hass}
+              .narrow=${this.narrow}
+              @open-memory=${this._openMemory}
+            ></memory-conversations>`}
       </main>
       ${this._open ? this._detail(this._open) : nothing}
       ${this._editing && !this._editing.id
@@ -394,8 +435,128 @@ export class MemoryPanel extends LitElement {
     `;
   }
 
+  _select(label, field, options, ariaLabel = label) {
+    return html`<label>
+      <span>${label}</span>
+      <select @change=${(e) => this._chose(field, e)} aria-label=${ariaLabel}>
+        ${options.map(
+          ([value, text]) => html`<option value=${value} ?selected=${value === this[field]}>${text}</option>`,
+        )}
+      </select>
+    </label>`;
+  }
+
+  _searchAndFilters() {
+    return html`<input
+        type="search"
+        .value=${this._query}
+        @input=${this._typed}
+        placeholder=${this.t("searchHint")}
+        aria-label=${this.t("search")}
+      />
+      ${this.narrow
+        ? html`<button
+            class="add"
+            aria-expanded=${this._filtersOpen ? "true" : "false"}
+            @click=${() => (this._filtersOpen = !this._filtersOpen)}
+          >
+            ${this.t("filters", { count: this._activeFilters() })}
+          </button>`
+        : nothing}
+      <div class="filters" ?hidden=${this.narrow && !this._filtersOpen}>
+        ${this._select(this.t("owner"), "_person", [
+          ["", this.t("everyone")],
+          ["household", this.t("household")],
+          ...this._persons().map((person) => [person.id, person.name]),
+        ])}
+        ${this._select(this.t("type"), "_type", [
+          ["", this.t("any")],
+          ...TYPES.map((kind) => [kind, this.t(`type_${kind}`)]),
+        ])}
+        ${this._select(
+          this.t("status"),
+          "_status",
+          ["active", "expiring", "archived", "superseded", "any"].map((status) => [status, this.t(status)]),
+        )}
+        ${this._select(this.t("origin"), "_origin", [
+          ["", this.t("any")],
+          ...ORIGINS.map((origin) => [origin, this.t(`origin_${origin}`)]),
+        ])}
+        <label>
+          <span>${this.t("tag")}</span>
+          <input
+            .value=${this._tag}
+            @change=${(e) => this._chose("_tag", e)}
+            aria-label=${this.t("tag")}
+            placeholder=${this.t("tagHint")}
+          />
+        </label>
+        <label>
+          <span>${this.t("from")}</span>
+          <input type="date" .value=${this._since} @change=${(e) => this._chose("_since", e)} aria-label=${this.t("from")} />
+        </label>
+        <label>
+          <span>${this.t("to")}</span>
+          <input type="date" .value=${this._until} @change=${(e) => this._chose("_until", e)} aria-label=${this.t("to")} />
+        </label>
+        <label>
+          <span>${this.t("order")}</span>
+          <select
+            @change=${(e) => this._chose("_order", e)}
+            aria-label=${this.t("order")}
+            ?disabled=${Boolean(this._query.trim())}
+          >
+            ${["newest", "recalled"].map(
+              (order) => html`<option value=${order} ?selected=${order === this._order}>${this.t(order)}</option>`,
+            )}
+          </select>
+        </label>
+      </div>`;
+  }
+
+  _activeFilters() {
+    const changed = [this._person, this._type, this._origin, this._tag.trim(), this._since, this._until];
+    return changed.filter(Boolean).length + (this._status === "active" ? 0 : 1);
+  }
+
+  _memoryList() {
+    const count = this._selected.size;
+    return html`
+      ${count
+        ? html`<div class="bulk" role="toolbar" aria-label=${this.t("selected", { count })}>
+            <span>${this.t("selected", { count })}</span>
+            <button class="more" @click=${() => this._actOnSelected("memory/forget")}>${this.t("forget")}</button>
+            <button class="more" @click=${() => this._actOnSelected("memory/restore")}>${this.t("restore")}</button>
+            <button class="more danger" @click=${() => this._actOnSelected("memory/forget", true)}>
+              ${this.t("purge")}
+            </button>
+            <button class="link" @click=${() => (this._selected = new Set())}>${this.t("clearSelection")}</button>
+          </div>`
+        : nothing}
+      <p class="count" aria-live="polite">
+        ${this._loading && !this._memories.length
+          ? this.t("loading")
+          : this._memories.length
+            ? this.t("shown", { shown: this._memories.length, total: this._total })
+            : this.t("none")}
+      </p>
+      <ul class="list">
+        ${this._memories.map((memory) => this._row(memory))}
+      </ul>
+      ${this._cursor
+        ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>`
+        : nothing}
+    `;
+  }
+
   _row(memory) {
-    return html`<li>
+    return html`<li class="row">
+      <input
+        type="checkbox"
+        .checked=${this._selected.has(memory.id)}
+        @change=${(e) => this._toggle(memory.id, e)}
+        aria-label=${this.t("select", { id: memory.id })}
+      />
       <button
         class="memory ${memory.status}"
         @click=${() => this._show(memory.id)}
@@ -404,15 +565,16 @@ export class MemoryPanel extends LitElement {
         <span class="content">${memory.content}</span>
         <span class="meta">
           <span class="chip ${memory.household ? "house" : "person"}">${memory.owner}</span>
-          <span>${memory.type}</span>
+          <span>${this.t(`type_${memory.type}`)}</span>
           <span>${this._date(memory.created_at)}</span>
+          ${memory.tags.map((tag) => html`<span class="chip">#${tag}</span>`)}
           ${memory.status !== "active" ? html`<span class="chip">${this.t(memory.status)}</span>` : nothing}
         </span>
       </button>
     </li>`;
   }
 
-  _detail({ memory, superseded, superseded_by: supersededBy }) {
+  _detail({ memory, superseded, superseded_by: supersededBy, has_conversation: fromConversation }) {
     const field = (label, value) => html`<dt>${label}</dt><dd>${value}</dd>`;
     return html`<section class="detail" role="dialog" aria-modal="false" aria-label=${`#${memory.id}`}>
       <header>
@@ -430,7 +592,7 @@ export class MemoryPanel extends LitElement {
       ${this._editing?.id === memory.id ? this._editor() : html`<p class="full">${memory.content}</p>`}
       <dl>
         ${field(this.t("owner"), memory.owner)}
-        ${field(this.t("type"), memory.type)}
+        ${field(this.t("type"), this.t(`type_${memory.type}`))}
         ${field(this.t("status"), this.t(memory.status))}
         ${field(this.t("tags"), memory.tags.join(", ") || "–")}
         ${field(this.t("created"), this._date(memory.created_at))}
@@ -438,10 +600,14 @@ export class MemoryPanel extends LitElement {
         ${memory.expires_at ? field(this.t("expires"), this._date(memory.expires_at)) : nothing}
         ${field(this.t("recalledTimes"), memory.recall_count)}
         ${field(this.t("lastRecalled"), this._date(memory.last_recalled_at))}
-        ${field(this.t("origin"), memory.source.origin)}
-        ${memory.source.conversation_id
-          ? field(this.t("conversation"), memory.source.conversation_id)
-          : nothing}
+        ${field(
+          this.t("origin"),
+          fromConversation
+            ? html`<button class="link" @click=${() => this._openConversation(memory.id)}>
+                ${this.t(`origin_${memory.source.origin}`)} · ${this.t("openConversation")}
+              </button>`
+            : this.t(`origin_${memory.source.origin}`),
+        )}
       </dl>
       ${superseded.length ? this._chain(this.t("replaced"), superseded) : nothing}
       ${supersededBy.length ? this._chain(this.t("replacedBy"), supersededBy) : nothing}
@@ -474,265 +640,7 @@ export class MemoryPanel extends LitElement {
       </ol>`;
   }
 
-  static styles = css`
-    :host {
-      display: block;
-      min-height: 100vh;
-      background: var(--primary-background-color);
-      color: var(--primary-text-color);
-      font-family: var(--paper-font-body1_-_font-family, var(--ha-font-family-body, sans-serif));
-    }
-    header {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 12px;
-      align-items: center;
-      padding: 12px 16px;
-      background: var(--app-header-background-color, var(--primary-color));
-      color: var(--app-header-text-color, var(--text-primary-color));
-    }
-    .menu {
-      border: none;
-      background: transparent;
-      color: inherit;
-      font-size: 22px;
-      cursor: pointer;
-      padding: 4px 8px;
-    }
-    h1 {
-      margin: 0;
-      font-size: 20px;
-      font-weight: 400;
-      flex: 0 0 auto;
-    }
-    input[type="search"] {
-      flex: 1 1 240px;
-      min-width: 0;
-      padding: 8px 12px;
-      border-radius: 8px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
-      font-size: 16px;
-    }
-    .filters {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 8px;
-    }
-    label {
-      display: flex;
-      flex-direction: column;
-      font-size: 12px;
-    }
-    select {
-      padding: 6px;
-      border-radius: 6px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
-    }
-    main {
-      padding: 8px 16px 32px;
-      max-width: 960px;
-      margin: 0 auto;
-    }
-    .count {
-      color: var(--secondary-text-color);
-      font-size: 14px;
-    }
-    .list {
-      list-style: none;
-      margin: 0;
-      padding: 0;
-      display: grid;
-      gap: 8px;
-    }
-    .memory {
-      width: 100%;
-      text-align: start;
-      display: flex;
-      flex-direction: column;
-      gap: 6px;
-      padding: 12px;
-      border-radius: 12px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
-      font: inherit;
-      cursor: pointer;
-    }
-    .memory:focus-visible,
-    button:focus-visible,
-    select:focus-visible,
-    input:focus-visible {
-      outline: 2px solid var(--primary-color);
-      outline-offset: 2px;
-    }
-    .memory.archived,
-    .memory.superseded {
-      opacity: 0.7;
-    }
-    .content {
-      overflow-wrap: anywhere;
-    }
-    .meta {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 8px;
-      font-size: 12px;
-      color: var(--secondary-text-color);
-    }
-    .chip {
-      padding: 0 8px;
-      border-radius: 10px;
-      background: var(--secondary-background-color);
-    }
-    .chip.person {
-      background: var(--primary-color);
-      color: var(--text-primary-color);
-    }
-    .more,
-    .actions button {
-      margin-top: 12px;
-      padding: 8px 16px;
-      border-radius: 8px;
-      border: 1px solid var(--primary-color);
-      background: transparent;
-      color: var(--primary-color);
-      font: inherit;
-      cursor: pointer;
-    }
-    .actions button.danger {
-      border-color: var(--error-color);
-      color: var(--error-color);
-    }
-    .error {
-      margin: 8px 16px;
-      color: var(--error-color);
-    }
-    .detail {
-      position: fixed;
-      inset: auto 0 0 auto;
-      top: 0;
-      width: min(420px, 100vw);
-      overflow-y: auto;
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
-      border-inline-start: 1px solid var(--divider-color);
-      box-shadow: var(--ha-card-box-shadow, 0 0 12px rgba(0, 0, 0, 0.3));
-      padding-bottom: 24px;
-    }
-    .detail header {
-      justify-content: space-between;
-    }
-    .detail header button {
-      border: none;
-      background: transparent;
-      color: inherit;
-      font-size: 20px;
-      cursor: pointer;
-    }
-    .detail h2 {
-      margin: 0;
-      font-size: 18px;
-      font-weight: 400;
-    }
-    .full,
-    .detail dl,
-    .detail h3,
-    .chain,
-    .actions {
-      margin-inline: 16px;
-    }
-    .full {
-      font-size: 16px;
-      overflow-wrap: anywhere;
-    }
-    dl {
-      display: grid;
-      grid-template-columns: max-content 1fr;
-      gap: 4px 12px;
-      font-size: 14px;
-    }
-    dt {
-      color: var(--secondary-text-color);
-    }
-    dd {
-      margin: 0;
-      overflow-wrap: anywhere;
-    }
-    .link {
-      border: none;
-      background: none;
-      color: var(--primary-color);
-      text-align: start;
-      font: inherit;
-      cursor: pointer;
-      padding: 2px 0;
-    }
-    .overview {
-      margin: 8px 0;
-      padding: 8px 12px;
-      border-radius: 12px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-    }
-    .overview summary {
-      cursor: pointer;
-      display: flex;
-      flex-wrap: wrap;
-      gap: 6px;
-      align-items: center;
-    }
-    .health {
-      font-size: 13px;
-      color: var(--secondary-text-color);
-    }
-    .profiles {
-      list-style: none;
-      padding: 0;
-      display: grid;
-      gap: 6px;
-    }
-    .profiles li {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 8px;
-      align-items: baseline;
-    }
-    .editor {
-      display: grid;
-      gap: 8px;
-      margin: 12px 16px;
-    }
-    .editor label {
-      font-size: 14px;
-    }
-    textarea,
-    .editor input {
-      font: inherit;
-      padding: 6px;
-      border-radius: 6px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
-    }
-    .add {
-      padding: 6px 14px;
-      border-radius: 8px;
-      border: 1px solid currentColor;
-      background: transparent;
-      color: inherit;
-      font: inherit;
-      cursor: pointer;
-    }
-    .actions {
-      display: flex;
-      flex-wrap: wrap;
-      gap: 8px;
-    }
-  `;
+  static styles = panelStyles;
 }
 
 if (!customElements.get("memory-panel")) customElements.define("memory-panel", MemoryPanel);

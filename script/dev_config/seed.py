@@ -14,6 +14,11 @@ Home Assistant (built with its own classes and schemas, so they follow it):
   that call the internet (and log a DNS traceback at shutdown without it)
   and have nothing to do with memory.
 
+With ``--ollama URL`` it also adds Home Assistant's ``ollama`` integration on
+that server (a conversation agent with the Assist and Memory APIs, and an AI
+Task entity for digestion), unless one exists: the browser test runs a
+scripted Ollama server there; a developer may point it at a real Ollama.
+
 Run it only while that Home Assistant is stopped: it rewrites both stores on
 shutdown.
 """
@@ -147,6 +152,66 @@ def seed_config_entry(storage: Path) -> bool:
     return True
 
 
+OLLAMA_MODEL = "llama3.2:latest"
+
+
+def seed_ollama(storage: Path, url: str, model: str = OLLAMA_MODEL) -> bool:
+    """Add an `ollama` entry with a conversation agent and an AI Task; return if added."""
+    path = storage / config_entries.STORAGE_KEY
+    store = _read_store(path)
+    if store is None or any(
+        entry["domain"] == "ollama" for entry in store["data"]["entries"]
+    ):
+        return False
+    entry = config_entries.ConfigEntry(
+        data={"url": url},
+        discovery_keys=MappingProxyType({}),
+        domain="ollama",
+        minor_version=3,
+        options={},
+        source=config_entries.SOURCE_USER,
+        subentries_data=[
+            config_entries.ConfigSubentryData(
+                data={
+                    "model": model,
+                    "prompt": "You are a household assistant.",
+                    "llm_hass_api": ["assist", DOMAIN],
+                    "max_history": 20,
+                    "num_ctx": 8192,
+                    "keep_alive": -1,
+                    "think": False,
+                },
+                subentry_type="conversation",
+                title="Ollama Conversation",
+                unique_id=None,
+            ),
+            config_entries.ConfigSubentryData(
+                data={
+                    "model": model,
+                    "num_ctx": 8192,
+                    "keep_alive": -1,
+                    "think": False,
+                },
+                subentry_type="ai_task_data",
+                title="Ollama AI Task",
+                unique_id=None,
+            ),
+        ],
+        title="Ollama",
+        unique_id=None,
+        version=3,
+    )
+    store["data"]["entries"].append(entry.as_dict())
+    _write_store(
+        path,
+        config_entries.STORAGE_KEY,
+        store["version"],
+        store.get("minor_version", 1),
+        store["data"],
+    )
+    return True
+
+
 # Onboarding steps the dev instance skips (see the module docstring).
 SKIPPED_ONBOARDING_STEPS = (STEP_CORE_CONFIG, STEP_ANALYTICS)
 # What finishing the location step would have added.
@@ -198,6 +263,7 @@ def main() -> int:
     parser.add_argument("config", type=Path, help="Home Assistant config folder")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", default="8123")
+    parser.add_argument("--ollama", metavar="URL", help="add Ollama on this server")
     args = parser.parse_args()
     try:
         port: int = probatio.Port()(args.port)
@@ -210,6 +276,8 @@ def main() -> int:
     print(f"seed: HTTP server on {args.host}:{port}")
     if seed_config_entry(storage):
         print(f"seed: added the {ENTRY_TITLE} entry (keyword search)")
+    if args.ollama and seed_ollama(storage, args.ollama):
+        print(f"seed: added Ollama on {args.ollama} (an agent and an AI Task)")
     if seed_onboarding(storage):
         print("seed: onboarding asks only for the owner account")
     if leftovers := onboarded_integrations(storage):

@@ -11,11 +11,18 @@ an admin) and a person with no login (Ben), then drives Debian's Chromium
 with Playwright:
 
 - as the owner: the panel is in the sidebar; it lists the memories (each
-  with its owner); a search as you type finds one; a filter finds one; a
-  memory opens; forget, find it among the forgotten, restore; a memory
-  added meanwhile appears without reload; add one in the panel, reword it
-  and see the old wording as its history;
-- as Anna: the household's and her own memories, never Ben's.
+  with its owner); a search as you type finds one, a paraphrase too; the
+  owner and tag filters find one; a memory opens; forget, find it among the
+  forgotten, restore; a memory added meanwhile appears without reload; add
+  one in the panel, reword it and see the old wording as its history;
+  select one and forget it from the selection bar;
+- a conversation: the owner talks to Home Assistant's own `ollama` agent
+  (on a scripted Ollama server, `tests/ollama_server.py`, that also answers
+  as the AI Task entity); in the Conversations view it waits for digestion;
+  "Digest now" digests it, the memory it gave opens, and its source opens
+  the conversation again at the message it came from;
+- as Anna: the household's and her own memories, never Ben's; Ben's
+  conversation is not among hers.
 
 Timings (first list, search as you type) are printed, not asserted, and
 the bundle's size. It opens the panel at desktop and phone width, light and
@@ -33,6 +40,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+import re
 import shutil
 import socket
 import subprocess
@@ -50,6 +58,9 @@ from playwright.async_api import (
 )
 
 REPO: Final = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from tests.ollama_server import OllamaPeer  # noqa: E402
+
 CHROMIUM: Final = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 START_TIMEOUT: Final = 300.0
 WAIT_MS: Final = 20_000
@@ -60,6 +71,51 @@ OWNER: Final = ("owner", "Owner Person", "correct horse battery")
 ANNA: Final = ("anna", "Anna", "anna's long password")
 
 
+GRANDMA: Final = "Grandma visits us on the first weekend of May"
+GRANDMA_MEMORY: Final = "Grandma visits on the first weekend of May"
+_LINE: Final = re.compile(r"^\[(\d+)\] ([^:]+): (.*)$", re.MULTILINE)
+
+
+def ai_task_answer(request: dict[str, Any]) -> str | None:
+    """Answer an AI Task call as an LLM would: by the shape its `format` asks for.
+
+    Digestion's extraction: one memory citing the first thing a person said
+    (its message id and speaker read from the transcript, as an LLM reads
+    them); a profile: a line; anything else (a chat turn): None ("OK.").
+    """
+    shape = request.get("format")
+    if not isinstance(shape, dict):
+        return None
+    fields = shape.get("properties", {})
+    said = "\n".join(str(message.get("content", "")) for message in request["messages"])
+    if "memories" in fields:
+        lines = [line for line in _LINE.findall(said) if line[1] != "assistant"]
+        if not lines:
+            return json.dumps({"memories": [], "summary": "Nothing to keep."})
+        message_id, speaker, _text = lines[0]
+        return json.dumps(
+            {
+                "memories": [
+                    {
+                        "content": GRANDMA_MEMORY,
+                        "type": "event",
+                        "about": speaker.strip(),
+                        "confidence": 0.9,
+                        "message_id": int(message_id),
+                        "topic": "grandma visit",
+                        "replaces": [],
+                    }
+                ],
+                "summary": "The owner said when Grandma visits.",
+            }
+        )
+    if "profile" in fields:
+        return json.dumps({"profile": "A household that plans family visits."})
+    if "decisions" in fields:
+        return json.dumps({"decisions": []})
+    return None
+
+
 def free_port() -> int:
     """Return a port nobody listens on."""
     with socket.socket() as probe:
@@ -67,10 +123,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def prepare(folder: Path, port: int) -> Path:
+def prepare(folder: Path, port: int, ollama: str) -> Path:
     """Make the config folder as script/develop does; return it."""
     config = folder / "config"
-    config.mkdir()
+    config.mkdir(exist_ok=True)  # bench/panel.py fills the database first
     shutil.copy(REPO / "script" / "dev_config" / "configuration.yaml", config)
     (config / "custom_components").symlink_to(REPO / "custom_components")
     subprocess.run(  # noqa: S603 - our own script, fixed arguments
@@ -80,6 +136,8 @@ def prepare(folder: Path, port: int) -> Path:
             str(config),
             "--port",
             str(port),
+            "--ollama",
+            ollama,
         ],
         check=True,
         stdout=subprocess.DEVNULL,
@@ -88,9 +146,21 @@ def prepare(folder: Path, port: int) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def home_assistant(folder: Path, port: int) -> AsyncIterator[str]:
+async def ollama_server() -> AsyncIterator[OllamaPeer]:
+    """Run the scripted Ollama server, answering AI Task calls (`ai_task_answer`)."""
+    peer = OllamaPeer()
+    peer.respond = ai_task_answer
+    await peer.start()
+    try:
+        yield peer
+    finally:
+        await peer.stop()
+
+
+@contextlib.asynccontextmanager
+async def home_assistant(folder: Path, port: int, ollama: str) -> AsyncIterator[str]:
     """Start Home Assistant as script/develop does; yield its base URL."""
-    config = await asyncio.to_thread(prepare, folder, port)
+    config = await asyncio.to_thread(prepare, folder, port, ollama)
     log = (folder / "home-assistant.log").open("w")
     process = subprocess.Popen(  # noqa: S603, ASYNC220
         [sys.executable, "-m", "homeassistant", "--config", str(config)],
@@ -206,6 +276,19 @@ class Api:
                 assert reply["success"], reply
                 return reply["result"]
 
+    async def ollama_entities(self) -> tuple[str, str]:
+        """Return the `ollama` agent's and AI Task's entity ids; make the AI Task preferred."""
+        entities = await self.ws(type="config/entity_registry/list")
+        found = {
+            entity["entity_id"].split(".")[0]: entity["entity_id"]
+            for entity in entities
+            if entity["platform"] == "ollama"
+        }
+        await self.ws(
+            type="ai_task/preferences/set", gen_data_entity_id=found["ai_task"]
+        )
+        return found["conversation"], found["ai_task"]
+
     async def state(self) -> str:
         """Return Home Assistant's run state ("RUNNING" once started)."""
         async with self.session.get(
@@ -224,6 +307,11 @@ class Api:
             body = await response.json()
         assert response.status == 200 and "service_response" in body, body
         return int(body["service_response"]["id"])
+
+    async def search_id(self, content: str) -> int:
+        """Return the id of the memory with exactly this text (memory/browse)."""
+        found = await self.ws(type="memory/browse", query=content)
+        return int(next(m["id"] for m in found["memories"] if m["content"] == content))
 
     async def close(self) -> None:
         """Close the websocket."""
@@ -268,7 +356,8 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         async with (
-            home_assistant(Path(folder), free_port()) as base,
+            ollama_server() as peer,
+            home_assistant(Path(folder), free_port(), peer.url) as base,
             aiohttp.ClientSession() as session,
             async_playwright() as playwright,
         ):
@@ -294,6 +383,7 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             while await api.state() != "RUNNING":  # noqa: ASYNC110 - a remote server
                 await asyncio.sleep(0.5)
             assert "memory" in await api.ws(type="get_panels")
+            agent, _ai_task = await api.ollama_entities()
             bins = await api.add("The bins go out on Thursday evening", tags=["chores"])
             await api.add("Anna's running shoes are size 39", person="person.anna")
             await api.add("Ben is planning a surprise party", person="person.ben")
@@ -302,6 +392,10 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
                 executable_path=CHROMIUM, args=["--no-sandbox"]
             )
             page = await owner_checks(browser, base, tokens, api, bins, timings)
+            await api.ws(
+                type="conversation/process", text=GRANDMA, agent_id=agent, language="en"
+            )
+            await conversation_checks(page, args.screenshots or Path(folder) / "shots")
             # Desktop and phone width, light and dark; the phone's menu button.
             await shoot(
                 browser, base, tokens, args.screenshots or Path(folder) / "shots", page
@@ -327,9 +421,58 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             assert (
                 await hers.get_by_text("Ben is planning a surprise party").count() == 0
             )
+            # The owner's conversation is not among hers.
+            await hers.get_by_role("tab", name="Conversations").click()
+            await hers.get_by_text("No conversations captured yet.").wait_for(
+                timeout=WAIT_MS
+            )
+            assert await hers.get_by_text(GRANDMA).count() == 0
             await browser.close()
             await api.close()
     return timings
+
+
+async def search_checks(page: Page, timings: dict[str, float]) -> None:
+    """Search as you type, a paraphrase, a tag, an owner."""
+    # Search as you type.
+    search = page.get_by_role("searchbox", name="Search memories")
+    started = time.perf_counter()
+    await search.fill("surprise")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    timings["search as you type (after a 250 ms pause)"] = (
+        time.perf_counter() - started
+    ) * 1000
+    await page.get_by_text("Ben is planning a surprise party").wait_for(timeout=WAIT_MS)
+    await search.fill("")
+    # A paraphrase: other words for the same thing.
+    await search.fill("when is bin collection")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
+    )
+    await page.get_by_text("Ben is planning a surprise party").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await search.fill("")
+    # A tag.
+    await page.get_by_label("Tag", exact=True).fill("chores")
+    await page.get_by_label("Tag", exact=True).press("Enter")
+    await page.get_by_text("Ben is planning a surprise party").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
+    )
+    await page.get_by_label("Tag", exact=True).fill("")
+    await page.get_by_label("Tag", exact=True).press("Enter")
+    # A filter: Anna's only.
+    await page.get_by_label("Whose").select_option("person.anna")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await page.get_by_text("Anna's running shoes are size 39").wait_for(timeout=WAIT_MS)
+    await page.get_by_label("Whose").select_option("")
 
 
 async def owner_checks(
@@ -358,25 +501,7 @@ async def owner_checks(
         "Ben is planning a surprise party",
     ):
         await page.get_by_text(text).wait_for(timeout=WAIT_MS)
-    # Search as you type.
-    search = page.get_by_role("searchbox", name="Search memories")
-    started = time.perf_counter()
-    await search.fill("surprise")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        state="hidden", timeout=WAIT_MS
-    )
-    timings["search as you type (after a 250 ms pause)"] = (
-        time.perf_counter() - started
-    ) * 1000
-    await page.get_by_text("Ben is planning a surprise party").wait_for(timeout=WAIT_MS)
-    await search.fill("")
-    # A filter: Anna's only.
-    await page.get_by_label("Whose").select_option("person.anna")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        state="hidden", timeout=WAIT_MS
-    )
-    await page.get_by_text("Anna's running shoes are size 39").wait_for(timeout=WAIT_MS)
-    await page.get_by_label("Whose").select_option("")
+    await search_checks(page, timings)
     # Open one, forget it, find it among the forgotten, restore it.
     await page.get_by_role(
         "button", name=f"#{bins}: The bins go out on Thursday evening"
@@ -426,7 +551,41 @@ async def owner_checks(
     await page.get_by_text("The guest room stays at 20 degrees").wait_for(
         timeout=WAIT_MS
     )
+    # Select one, forget it from the selection bar.
+    window = await api.search_id("The window cleaner comes on Fridays")
+    await page.get_by_label(f"Select memory #{window}").check()
+    await page.get_by_role("toolbar").get_by_role("button", name="Forget").click()
+    await page.get_by_text("The window cleaner comes on Fridays").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
     return page
+
+
+async def conversation_checks(page: Page, folder: Path) -> None:
+    """Digest a conversation now; open what it gave; open its source at the message."""
+    await page.get_by_role("tab", name="Conversations").click()
+    row = page.get_by_role("button", name=re.compile(re.escape(GRANDMA)))
+    await row.wait_for(timeout=WAIT_MS)
+    await row.get_by_text("Waiting").wait_for(timeout=WAIT_MS)
+    await row.click()
+    dialog = page.get_by_role("dialog", name="Conversation")
+    await dialog.get_by_text(GRANDMA).wait_for(timeout=WAIT_MS)
+    await dialog.get_by_role("button", name="Digest now").click()
+    gave = dialog.get_by_role("button", name=re.compile(GRANDMA_MEMORY))
+    await gave.wait_for(timeout=WAIT_MS)
+    await dialog.get_by_text("Digested").first.wait_for(timeout=WAIT_MS)
+    # The memory it gave; from there, back to the message it came from.
+    await gave.click()
+    memory = page.locator("section.detail")
+    await memory.get_by_text(GRANDMA_MEMORY).first.wait_for(timeout=WAIT_MS)
+    await memory.get_by_role("button", name=re.compile("open the conversation")).click()
+    at = page.locator(".message.at")
+    await at.get_by_text(GRANDMA).wait_for(timeout=WAIT_MS)
+    assert await at.get_attribute("aria-current") == "true"
+    folder.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(folder / "panel-conversation-desktop-light.png"))
+    await page.get_by_role("button", name="Close").click()
+    await page.get_by_role("tab", name="Memories").click()
 
 
 async def shoot(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.auth.const import GROUP_ID_USER
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import (
@@ -16,6 +17,12 @@ from pytest_homeassistant_custom_component.typing import (
     WebSocketGenerator,
 )
 
+from custom_components.memory.const import (
+    CONF_DIMENSIONS,
+    CONF_MODEL,
+    CONF_PROVIDER,
+    DOMAIN,
+)
 from custom_components.memory.engine import (
     HOUSEHOLD,
     MemoryStatus,
@@ -23,6 +30,7 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
+from tests.provider_servers import FakeEmbeddingServer
 
 from . import add
 from .ai_task_agent import ScriptedAITask
@@ -417,3 +425,36 @@ async def test_a_search_keeps_the_filters_browsing_has(
     assert await found(origins=["tool"]) == {tool.item.id}
     assert await found(until="2000-01-01T00:00:00+00:00") == set()
     assert gone in await found(status="any")
+
+
+async def test_overview_shows_embedding_progress(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """With a provider, the health says which, whether it answers, and how far along."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Assist Memory",
+        data={
+            CONF_PROVIDER: "ollama",
+            CONF_URL: embedding_server.url,
+            CONF_MODEL: "embed-small",
+            CONF_DIMENSIONS: 32,
+        },
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    client = await hass_ws_client(hass)
+    keyword = await ask(client, type="memory/overview")
+    await add(hass, "The bins go out on Thursday")
+    await entry.runtime_data.embedding.coordinator.async_refresh()
+    await hass.async_block_till_done()
+    health = (await ask(client, type="memory/overview"))["health"]
+    embedding = health["embedding"]
+    assert embedding["provider"] == "ollama"
+    assert embedding["model"] == "embed-small"
+    assert embedding["connected"] is True
+    assert 0 <= embedding["progress"] <= 100
+    assert keyword["health"]["embedding"]["provider"] == "ollama"
