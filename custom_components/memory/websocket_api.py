@@ -13,6 +13,7 @@ again with its own reach.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any, Final
 
@@ -23,7 +24,7 @@ from homeassistant.components.websocket_api.decorators import (
     websocket_command,
 )
 from homeassistant.components.websocket_api.messages import event_message
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
@@ -70,6 +71,8 @@ from .websocket_conversations import async_setup_conversation_commands
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
 ORDERS: Final = ("relevance", "newest", "recalled")
 ORIGINS: Final = [str(origin) for origin in Origin]
+# Changes within this many seconds reach a subscriber as one event.
+CHANGE_WINDOW_SECONDS: Final = 0.5
 # A message's "type" is its command; a memory's type travels as this.
 MEMORY_TYPE: Final = "memory_type"
 
@@ -229,13 +232,20 @@ async def ws_get(
     store, items = await _reachable(hass, caller, [msg["memory_id"]])
     item = items[msg["memory_id"]]
     before, after = await _run(store.history(item))
-    source = await _run(loaded_entry(hass).runtime_data.conversations.source_of(item))
+    log = loaded_entry(hass).runtime_data.conversations
+    source = await _run(log.source_of(item))
+    if (
+        source is not None
+        and await _run(log.entry(source[0], caller.reachable())) is None
+    ):
+        source = None  # someone else's conversation: not theirs to open
     connection.send_result(
         msg["id"],
         {
             "memory": _memory(item, caller, label),
-            # Where it came from, if that conversation is still kept (the
-            # panel opens it with memory/conversation and this memory's id).
+            # Where it came from, if that conversation is still kept and
+            # the user spoke in it, or the household did (the panel opens it
+            # with memory/conversation and this memory's id).
             "has_conversation": source is not None,
             "superseded": [
                 _memory(older, caller, label)
@@ -488,23 +498,31 @@ def ws_subscribe(
 ) -> None:
     """Tell the panel when memories changed (never what: it asks again)."""
     entry: MemoryConfigEntry = loaded_entry(hass)
-    pending = False
+    timer: asyncio.TimerHandle | None = None
 
     @callback
     def send() -> None:
-        nonlocal pending
-        pending = False
+        nonlocal timer
+        timer = None
         connection.send_message(event_message(msg["id"], {"changed": True}))
 
     @callback
     def changed() -> None:
-        # A batch of writes is one event.
-        nonlocal pending
-        if not pending:
-            pending = True
-            hass.loop.call_soon(send)
+        # Writes within CHANGE_WINDOW are one event: a re-embedding or a
+        # digestion commits batch after batch, and each event makes the
+        # panel ask again.
+        nonlocal timer
+        if timer is None:
+            timer = hass.loop.call_later(CHANGE_WINDOW_SECONDS, send)
 
-    remove: CALLBACK_TYPE = entry.runtime_data.store.add_listener(changed)
+    stop_listening = entry.runtime_data.store.add_listener(changed)
+
+    @callback
+    def remove() -> None:
+        stop_listening()
+        if timer is not None:
+            timer.cancel()
+
     connection.subscriptions[msg["id"]] = remove
     connection.send_result(msg["id"])
 

@@ -6,11 +6,13 @@ access tokens, so the reach comes from who is connected, as in the panel.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
+import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 from pytest_homeassistant_custom_component.typing import (
     MockHAClientWebSocket,
@@ -30,6 +32,7 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
+from custom_components.memory.websocket_api import CHANGE_WINDOW_SECONDS
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add
@@ -210,15 +213,26 @@ async def test_subscribers_hear_that_something_changed_never_what(
     event = await client.receive_json()
     assert event["type"] == "event"
     assert event["event"] == {"changed": True}
+    # Changes in quick succession are one event.
+    for number in range(3):
+        await add(hass, f"The shed key number {number} hangs by the door")
+    assert (await client.receive_json())["event"] == {"changed": True}
+    with pytest.raises(TimeoutError):
+        await client.receive_json(timeout=CHANGE_WINDOW_SECONDS * 2)
+    # A change just before unsubscribing sends nothing after it (its event
+    # may come before the unsubscription's answer, never after).
+    await add(hass, "The spare bulbs are in the hall cupboard")
     await client.send_json_auto_id(
         {"type": "unsubscribe_events", "subscription": subscribed["id"]}
     )
-    assert (await client.receive_json())["success"]
+    while (reply := await client.receive_json())["type"] == "event":
+        pass
+    assert reply["success"]
     await add(hass, "Another note")
-    await hass.async_block_till_done()
+    await asyncio.sleep(CHANGE_WINDOW_SECONDS * 2)
     # The next message is the answer to a new command, not an event.
     result = await ask(client, type="memory/browse", limit=1)
-    assert result["total"] == 1
+    assert result["total"] == 5
 
 
 async def test_forget_restore_and_purge_within_reach(

@@ -14,6 +14,8 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
+from custom_components.memory.engine import NewMemory, Origin, Source
+
 from .ai_task_agent import ScriptedAITask
 from .assist import Household, RecordingAgent, converse
 from .test_digestion import answer, memory, transcript
@@ -221,3 +223,87 @@ async def test_bad_input_is_an_error_not_a_crash(
         result = await ask(client, **message)
         assert "error" in result, message
         assert result["error"]["code"] != "unknown_error", message
+
+
+async def test_a_shared_conversation_shows_only_her_part(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Ben carries on Anna's conversation: she never receives his words, nor counts them."""
+    started = await converse(
+        hass, "Remind me to buy flour", context=household.context("anna")
+    )
+    await converse(
+        hass,
+        "My bank PIN is 4711 and I hide presents in the attic",
+        context=household.context("ben"),
+        conversation_id=started.conversation_id,
+    )
+    await init_integration.runtime_data.capture.async_flush()
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    [listed] = (await ask(anna, type="memory/conversations"))["conversations"]
+    assert listed["speaker"] == "Anna"
+    assert listed["messages"] == 2
+    opened = await ask(anna, type="memory/conversation", conversation=listed["id"])
+    contents = [message["content"] for message in opened["messages"]]
+    assert contents[0] == "Remind me to buy flour"
+    assert len(contents) == 2
+    assert not any("attic" in text or "4711" in text for text in contents)
+    # The owner reads all of it, each message with its speaker.
+    owner = await hass_ws_client(hass)
+    whole = await ask(owner, type="memory/conversation", conversation=listed["id"])
+    assert [m["speaker"] for m in whole["messages"] if m["role"] == "user"] == [
+        "Anna",
+        "Ben",
+    ]
+    # Erasing is hers only: Ben's part stays for him.
+    assert (
+        await ask(anna, type="memory/erase_conversation", conversation=listed["id"])
+    ) == {"erased": 2}
+    left = await ask(owner, type="memory/conversation", conversation=listed["id"])
+    assert [m["speaker"] for m in left["messages"]] == ["Ben", "Ben"]
+
+
+async def test_a_household_memory_from_bens_conversation_does_not_open_it_for_anna(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """Anna reads a household memory Ben's conversation gave, but not the conversation."""
+    said = await converse(
+        hass, "The boiler is serviced in October", context=household.context("ben")
+    )
+    await init_integration.runtime_data.capture.async_flush()
+    store = init_integration.runtime_data.store
+    added = await store.add(
+        NewMemory(
+            content="The boiler is serviced in October",
+            source=Source(origin=Origin.TOOL, conversation_id=said.conversation_id),
+        )
+    )
+    memory_id = added.item.id
+    anna = await hass_ws_client(hass, await token_for(hass, household.anna))
+    got = await ask(anna, type="memory/get", memory_id=memory_id)
+    assert got["has_conversation"] is False
+    refused = await ask(anna, type="memory/conversation", memory_id=memory_id)
+    assert refused["error"]["translation_key"] == "unknown_conversation"
+    owner = await hass_ws_client(hass)
+    assert (await ask(owner, type="memory/get", memory_id=memory_id))[
+        "has_conversation"
+    ] is True
+    opened = await ask(owner, type="memory/conversation", memory_id=memory_id)
+    assert opened["messages"][opened_index(opened)]["content"] == (
+        "The boiler is serviced in October"
+    )
+
+
+def opened_index(opened: dict[str, Any]) -> int:
+    """Return the index of the message the conversation opened at."""
+    return next(
+        i for i, m in enumerate(opened["messages"]) if m["id"] == opened["message_id"]
+    )
