@@ -21,8 +21,9 @@ with Playwright:
   as the AI Task entity); in the Conversations view it waits for digestion;
   "Digest now" digests it, the memory it gave opens, and its source opens
   the conversation again at the message it came from;
-- as Anna: the household's and her own memories, never Ben's; Ben's
-  conversation is not among hers.
+- as Anna, on a browser set to German (the panel speaks German): the
+  household's and her own memories, never Ben's; the owner's conversation
+  is not among hers.
 
 Timings (first list, search as you type) are printed, not asserted, and
 the bundle's size. It opens the panel at desktop and phone width, light and
@@ -402,7 +403,11 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             )
             # Anna: the household's and her own, never Ben's.
             anna_tokens = await login(session, base, ANNA)
-            hers = await open_panel(browser, base, anna_tokens)
+            # Anna's phone is set to German: so is the panel.
+            hers = await open_panel(browser, base, anna_tokens, locale="de-DE")
+            await hers.get_by_role("heading", name="Gedächtnis").wait_for(
+                timeout=WAIT_MS
+            )
             await hers.get_by_text("Anna's running shoes are size 39").wait_for(
                 timeout=WAIT_MS
             )
@@ -412,7 +417,7 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             assert (
                 await hers.get_by_text("Ben is planning a surprise party").count() == 0
             )
-            await hers.get_by_role("searchbox", name="Search memories").fill(
+            await hers.get_by_role("searchbox", name="Erinnerungen durchsuchen").fill(
                 "surprise party"
             )
             await hers.get_by_text("Anna's running shoes are size 39").wait_for(
@@ -422,8 +427,8 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
                 await hers.get_by_text("Ben is planning a surprise party").count() == 0
             )
             # The owner's conversation is not among hers.
-            await hers.get_by_role("tab", name="Conversations").click()
-            await hers.get_by_text("No conversations captured yet.").wait_for(
+            await hers.get_by_role("tab", name="Gespräche").click()
+            await hers.get_by_text("Noch keine Gespräche aufgezeichnet.").wait_for(
                 timeout=WAIT_MS
             )
             assert await hers.get_by_text(GRANDMA).count() == 0
