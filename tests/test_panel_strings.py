@@ -15,9 +15,9 @@ from typing import Final
 
 SOURCE: Final = Path(__file__).resolve().parents[1] / "frontend" / "src"
 _LANGUAGE: Final = re.compile(
-    r"^  ([a-z]{2,3}(?:-[A-Za-z]+)?): \{$(.*?)^  \},$", re.M | re.S
+    r"^  ([a-z]{2,3}(?:-[A-Za-z]+)?): \{$(.*?)^  \},$", re.MULTILINE | re.DOTALL
 )
-_ENTRY: Final = re.compile(r'^    (\w+):\s*"((?:[^"\\]|\\.)*)",$', re.M)
+_ENTRY: Final = re.compile(r'^    (\w+):\s*"((?:[^"\\]|\\.)*)",$', re.MULTILINE)
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 
 

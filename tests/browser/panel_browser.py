@@ -14,7 +14,8 @@ with Playwright:
   with its owner); a search as you type finds one, a paraphrase too; the
   owner and tag filters find one; a memory opens; forget, find it among the
   forgotten, restore; a memory added meanwhile appears without reload; add
-  one in the panel, reword it and see the old wording as its history;
+  one in the panel, reword it and see the old wording as its history, find
+  it by other words and by its tag;
   select one and forget it from the selection bar;
 - a conversation: the owner talks to Home Assistant's own `ollama` agent
   (on a scripted Ollama server, `tests/ollama_server.py`, that also answers
@@ -556,6 +557,27 @@ async def owner_checks(
     await page.get_by_text("The guest room stays at 20 degrees").wait_for(
         timeout=WAIT_MS
     )
+    # The memory just added: found by other words, and by its tag.
+    search = page.get_by_role("searchbox", name="Search memories")
+    await search.fill("how warm is the guest bedroom")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await page.get_by_text("The guest room stays at 20 degrees").wait_for(
+        timeout=WAIT_MS
+    )
+    await search.fill("")
+    tag = page.get_by_label("Tag", exact=True)
+    await tag.fill("heating")
+    await tag.press("Enter")
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        state="hidden", timeout=WAIT_MS
+    )
+    await page.get_by_text("The guest room stays at 20 degrees").wait_for(
+        timeout=WAIT_MS
+    )
+    await tag.fill("")
+    await tag.press("Enter")
     # Select one, forget it from the selection bar.
     window = await api.search_id("The window cleaner comes on Fridays")
     await page.get_by_label(f"Select memory #{window}").check()
