@@ -615,11 +615,17 @@ async def conversation_checks(page: Page, folder: Path) -> None:
     await page.get_by_role("tab", name="Memories").click()
 
 
+async def settled(page: Page) -> None:
+    """Wait until Home Assistant's launch screen has faded out (it is removed then)."""
+    await page.locator("#ha-launch-screen").wait_for(state="detached", timeout=WAIT_MS)
+
+
 async def shoot(
     browser: Browser, base: str, tokens: dict[str, Any], folder: Path, page: Page
 ) -> None:
     """Save the panel at desktop and phone width, light and dark."""
     folder.mkdir(parents=True, exist_ok=True)
+    await settled(page)
     await page.screenshot(path=str(folder / "panel-desktop-light.png"))
     for name, context in (
         (
@@ -643,6 +649,7 @@ async def shoot(
         await shot.get_by_text("The bins go out on Thursday evening").wait_for(
             timeout=WAIT_MS
         )
+        await settled(shot)
         await shot.screenshot(path=str(folder / f"{name}.png"))
         if name == "panel-phone-light":
             # At phone width the menu button opens Home Assistant's sidebar.
