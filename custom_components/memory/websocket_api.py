@@ -53,6 +53,7 @@ from .engine import (
     Source,
 )
 from .engine.browse import BrowseQuery
+from .engine.conversation_browse import ConversationQuery
 from .errors import translated_store_errors
 from .runtime import MemoryConfigEntry, loaded_entry
 from .services import (
@@ -454,12 +455,22 @@ async def ws_overview(
                     profiles.values(), key=lambda i: i.scope != HOUSEHOLD
                 )
             ],
-            # System figures, the same as the sensors show every user.
+            # System figures, the same as the sensors show every user; the
+            # digestion backlog counts the conversations within reach.
             "health": {
                 "database_bytes": stats.database_bytes,
                 "vector_backend": stats.vector_backend,
                 "model": stats.active_model,
-                "digestion_waiting": data.digestion.waiting,
+                # Within reach: another person's conversations are not counted.
+                "digestion_waiting": (
+                    await _run(
+                        data.conversations.page(
+                            ConversationQuery(
+                                scopes=scopes, statuses=("waiting", "failed"), limit=1
+                            )
+                        )
+                    )
+                ).total,
                 "ai_task_calls_last_hour": len(
                     data.usage.ai_task_calls_since(now - 3600)
                 ),

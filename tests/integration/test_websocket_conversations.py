@@ -79,6 +79,11 @@ async def test_conversations_within_reach_with_their_state(
         ids["anna"],
         ids["kitchen"],
     }
+    # The overview's digestion backlog counts hers and the household's only.
+    overview = await ask(anna, type="memory/overview")
+    assert overview["health"]["digestion_waiting"] == 2
+    everyone = await ask(owner, type="memory/overview")
+    assert everyone["health"]["digestion_waiting"] == 3
     # Ben's conversation cannot be opened, digested or erased by her.
     ben_row = listed[1]["id"]
     for command in (
