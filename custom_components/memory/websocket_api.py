@@ -462,15 +462,11 @@ async def ws_overview(
                 "vector_backend": stats.vector_backend,
                 "model": stats.active_model,
                 # Within reach: another person's conversations are not counted.
-                "digestion_waiting": (
-                    await _run(
-                        data.conversations.page(
-                            ConversationQuery(
-                                scopes=scopes, statuses=("waiting", "failed"), limit=1
-                            )
-                        )
+                "digestion_waiting": await _run(
+                    data.conversations.count(
+                        ConversationQuery(scopes=scopes, statuses=("waiting", "failed"))
                     )
-                ).total,
+                ),
                 "ai_task_calls_last_hour": len(
                     data.usage.ai_task_calls_since(now - 3600)
                 ),

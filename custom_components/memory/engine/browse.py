@@ -6,7 +6,8 @@ filtered by type, status (active, archived, superseded, or active and
 expiring), tags, origin and creation date, newest first or most recalled
 first, a page at a time. Pages are cut by a keyset cursor (the last row's
 order key and id), not an offset, so page 2,000 of 100,000 memories costs
-what page 1 does, and a memory added meanwhile does not shift the pages.
+what page 1 does, and a memory added meanwhile does not shift the pages
+(`keyset_page`, which pages the panel's conversations too).
 `history` gives the chain of what a memory superseded and what superseded
 it.
 """
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 import json
+import sqlite3
 from typing import Any, Final, Literal
 
 import aiosqlite
@@ -33,10 +35,8 @@ type BrowseOrder = Literal["newest", "recalled"]
 
 # How far `history` follows a chain each way.
 MAX_CHAIN: Final = 50
-_ORDER: Final = {
-    "newest": ("m.created_at", "m.created_at DESC, m.id DESC"),
-    "recalled": ("m.recall_count", "m.recall_count DESC, m.id DESC"),
-}
+# What each order sorts by (largest first, then the newest id).
+_ORDER_KEY: Final = {"newest": "m.created_at", "recalled": "m.recall_count"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,6 +127,76 @@ def _filters(query: BrowseQuery, now: float) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
+async def count_rows(
+    conn: aiosqlite.Connection,
+    table: str,
+    clauses: Sequence[str],
+    params: Sequence[Any],
+) -> int:
+    """Count the rows of `table` (with its alias) that every clause keeps."""
+    async with conn.execute(
+        f"SELECT count(*) FROM {table} WHERE {' AND '.join(clauses) or '1'}",  # noqa: S608
+        list(params),
+    ) as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Keyset:
+    """What a keyset page lists: a table, its columns, and the order key."""
+
+    # The table with its alias ("memories m").
+    table: str
+    columns: str
+    # Values the columns bind (subqueries), before the clauses' values.
+    column_params: Sequence[Any] = ()
+    # Largest first, ties by the larger row id.
+    key: str
+    row_id: str
+
+
+async def keyset_page(
+    conn: aiosqlite.Connection,
+    keyset: Keyset,
+    clauses: Sequence[str],
+    params: Sequence[Any],
+    *,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[sqlite3.Row], int, str | None]:
+    """Return a page of rows, largest key first, the total, and the next cursor.
+
+    Rows are ordered by (`keyset.key`, `keyset.row_id`) descending; a page starts after the
+    cursor the one before it returned (None: the first page), so a row
+    added meanwhile does not shift the pages and page 2,000 costs what
+    page 1 does. The next cursor is None on the last page.
+    """
+    total = await count_rows(conn, keyset.table, clauses, params)
+    key, row_id = keyset.key, keyset.row_id
+    page_clauses, page_params = list(clauses), list(params)
+    if cursor is not None:
+        after, after_id = decode_cursor(cursor)
+        page_clauses.append(f"({key}, {row_id}) < (?, ?)")
+        page_params.extend([after, after_id])
+    rows = list(
+        await conn.execute_fetchall(
+            f"SELECT {keyset.columns}, {key} AS page_key, {row_id} AS page_id "  # noqa: S608
+            f"FROM {keyset.table} WHERE {' AND '.join(page_clauses) or '1'} "
+            f"ORDER BY {key} DESC, {row_id} DESC LIMIT ?",
+            [*keyset.column_params, *page_params, limit + 1],
+        )
+    )
+    if len(rows) <= limit:
+        return rows, total, None
+    last = rows[limit - 1]
+    return (
+        rows[:limit],
+        total,
+        encode_cursor(float(last["page_key"]), int(last["page_id"])),
+    )
+
+
 async def browse(
     conn: aiosqlite.Connection, query: BrowseQuery, now: float
 ) -> BrowsePage:
@@ -135,34 +205,20 @@ async def browse(
     if query.scopes is not None and not query.scopes:
         return BrowsePage([], 0, None)
     clauses, params = _filters(query, now)
-    where = " AND ".join(clauses) or "1"
-    async with conn.execute(
-        f"SELECT count(*) FROM memories m WHERE {where}",  # noqa: S608
+    rows, total, cursor = await keyset_page(
+        conn,
+        Keyset(
+            table="memories m",
+            columns=ITEM_COLUMNS,
+            key=_ORDER_KEY[query.order],
+            row_id="m.id",
+        ),
+        clauses,
         params,
-    ) as cursor:
-        row = await cursor.fetchone()
-    total = int(row[0]) if row else 0
-    column, order = _ORDER[query.order]
-    page_clauses, page_params = list(clauses), list(params)
-    if query.cursor is not None:
-        key, item_id = decode_cursor(query.cursor)
-        page_clauses.append(f"({column}, m.id) < (?, ?)")
-        page_params.extend([key, item_id])
-    rows = list(
-        await conn.execute_fetchall(
-            f"SELECT {ITEM_COLUMNS}, {column} FROM memories m "  # noqa: S608
-            f"WHERE {' AND '.join(page_clauses) or '1'} ORDER BY {order} LIMIT ?",
-            [*page_params, query.limit + 1],
-        )
+        limit=query.limit,
+        cursor=query.cursor,
     )
-    more = len(rows) > query.limit
-    rows = rows[: query.limit]
-    items = [row_to_item(row) for row in rows]
-    last = rows[-1] if rows else None
-    next_cursor = (
-        encode_cursor(float(last[-1]), items[-1].id) if more and last else None
-    )
-    return BrowsePage(items, total, next_cursor)
+    return BrowsePage([row_to_item(row) for row in rows], total, cursor)
 
 
 async def history(

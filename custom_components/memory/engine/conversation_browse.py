@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 import aiosqlite
 
-from .browse import decode_cursor, encode_cursor
+from .browse import Keyset, count_rows, keyset_page
 from .conversation_models import ConversationRecord, conversation_fields
 from .memory_rows import validate_limit
 from .models import MemoryItem, from_timestamp, to_timestamp
@@ -148,13 +148,8 @@ def _select(scopes: tuple[str, ...] | None) -> tuple[str, list[str]]:
     return columns, values * 3
 
 
-async def list_conversations(
-    conn: aiosqlite.Connection, query: ConversationQuery
-) -> ConversationPage:
-    """Return one page of the conversations `query` selects, and their total."""
-    validate_limit(query.limit)
-    if query.scopes is not None and not query.scopes:
-        return ConversationPage([], 0, None)
+def _filters(query: ConversationQuery) -> tuple[list[str], list[Any]]:
+    """Return the clauses (rows aliased `c`) keeping what `query` selects, and their values."""
     clauses: list[str] = []
     params: list[Any] = []
     if query.scopes is not None:
@@ -173,33 +168,43 @@ async def list_conversations(
     if query.until is not None:
         clauses.append("c.started_at < ?")
         params.append(to_timestamp(query.until))
-    where = " AND ".join(clauses) or "1"
-    async with conn.execute(
-        f"SELECT count(*) FROM conversations c WHERE {where}",  # noqa: S608
+    return clauses, params
+
+
+async def list_conversations(
+    conn: aiosqlite.Connection, query: ConversationQuery
+) -> ConversationPage:
+    """Return one page of the conversations `query` selects, and their total."""
+    validate_limit(query.limit)
+    if query.scopes is not None and not query.scopes:
+        return ConversationPage([], 0, None)
+    clauses, params = _filters(query)
+    columns, column_params = _select(query.scopes)
+    rows, total, cursor = await keyset_page(
+        conn,
+        Keyset(
+            table="conversations c",
+            columns=columns,
+            column_params=column_params,
+            key="c.started_at",
+            row_id="c.id",
+        ),
+        clauses,
         params,
-    ) as cursor:
-        row = await cursor.fetchone()
-    total = int(row[0]) if row else 0
-    if query.cursor is not None:
-        started, row_id = decode_cursor(query.cursor)
-        clauses.append("(c.started_at, c.id) < (?, ?)")
-        params.extend([started, row_id])
-    columns, column_values = _select(query.scopes)
-    rows = list(
-        await conn.execute_fetchall(
-            f"SELECT {columns} FROM conversations c "  # noqa: S608
-            f"WHERE {' AND '.join(clauses) or '1'} "
-            "ORDER BY c.started_at DESC, c.id DESC LIMIT ?",
-            [*column_values, *params, query.limit + 1],
-        )
+        limit=query.limit,
+        cursor=query.cursor,
     )
-    more = len(rows) > query.limit
-    items = [_entry(row) for row in rows[: query.limit]]
-    last = rows[query.limit - 1] if more else None
-    cursor_out = (
-        encode_cursor(float(last["started_at"]), int(last["id"])) if last else None
-    )
-    return ConversationPage(items, total, cursor_out)
+    return ConversationPage([_entry(row) for row in rows], total, cursor)
+
+
+async def count_conversations(
+    conn: aiosqlite.Connection, query: ConversationQuery
+) -> int:
+    """Return how many conversations `query` selects (its limit and cursor unused)."""
+    if query.scopes is not None and not query.scopes:
+        return 0
+    clauses, params = _filters(query)
+    return await count_rows(conn, "conversations c", clauses, params)
 
 
 async def get_conversation(

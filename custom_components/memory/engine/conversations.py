@@ -31,6 +31,7 @@ from .conversation_browse import (
     ConversationEntry,
     ConversationPage,
     ConversationQuery,
+    count_conversations,
     get_conversation,
     list_conversations,
     produced,
@@ -335,6 +336,10 @@ class ConversationLog:
     async def page(self, query: ConversationQuery) -> ConversationPage:
         """One page of conversations with their digestion state (the panel's list)."""
         return await list_conversations(self._store.reader, query)
+
+    async def count(self, query: ConversationQuery) -> int:
+        """How many conversations a query selects (the panel's backlog count)."""
+        return await count_conversations(self._store.reader, query)
 
     async def entry(
         self, row_id: int, scopes: tuple[str, ...] | None
