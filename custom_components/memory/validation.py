@@ -19,6 +19,7 @@ from homeassistant.util import dt as dt_util
 import probatio
 
 from .const import DOMAIN
+from .engine.models import MAX_SEARCH_LIMIT
 from .engine.sql import MAX_ROW_ID
 
 # Longest duration an action takes (`expires_in`, `recency_days`): 100 years.
@@ -80,6 +81,14 @@ LANGUAGE: Final = probatio.All(
         msg="expected a language tag such as de or pt-BR",
     ),
 )
+# A paged listing's fields (the panel's memories and conversations): how
+# many a page holds, and the cursor the page before returned.
+PAGE_FIELDS: Final[dict[str | probatio.Marker, Any]] = {
+    probatio.Optional("limit", default=MAX_SEARCH_LIMIT): probatio.All(
+        int, probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
+    ),
+    probatio.Optional("cursor"): probatio.All(str, probatio.Length(max=200)),
+}
 # An id as the schema takes it; `check_ids` refuses those beyond SQLite's range.
 ROW_ID: Final = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
 

@@ -66,7 +66,7 @@ from .services import (
     person_scope,
     reachable_items,
 )
-from .validation import LANGUAGE, PERSON, ROW_ID, check_ids, moment
+from .validation import LANGUAGE, PAGE_FIELDS, PERSON, ROW_ID, check_ids, moment
 from .websocket_conversations import async_setup_conversation_commands
 
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
@@ -128,10 +128,7 @@ def _scopes(caller: Caller, person: str | None) -> tuple[str, ...] | None:
         probatio.Optional("since"): moment,
         probatio.Optional("until"): moment,
         probatio.Optional("order"): probatio.In(ORDERS),
-        probatio.Optional("limit", default=MAX_SEARCH_LIMIT): probatio.All(
-            int, probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
-        ),
-        probatio.Optional("cursor"): probatio.All(str, probatio.Length(max=200)),
+        **PAGE_FIELDS,
         probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
     }
 )

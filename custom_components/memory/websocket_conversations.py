@@ -28,19 +28,15 @@ import probatio
 
 from .access import Caller, caller_for_user, scope_label
 from .const import ATTR_CONVERSATION, DOMAIN
-from .engine import MAX_SEARCH_LIMIT, StoredMessage
+from .engine import StoredMessage
 from .engine.conversation_browse import STATUSES, ConversationEntry, ConversationQuery
 from .errors import translated_store_errors
 from .runtime import loaded_entry
 from .services import async_digest_now, reachable_items
-from .validation import ROW_ID, check_ids, moment
+from .validation import PAGE_FIELDS, ROW_ID, check_ids, moment
 
 # Messages a conversation opens with at most (a long one keeps its newest).
 MAX_MESSAGES: Final = 500
-
-
-def _caller(hass: HomeAssistant, connection: ActiveConnection) -> Caller:
-    return caller_for_user(hass, connection.user)
 
 
 def _names(hass: HomeAssistant) -> tuple[er.EntityRegistry, dr.DeviceRegistry]:
@@ -97,10 +93,7 @@ def _message(message: StoredMessage, caller: Caller, label: Any) -> dict[str, An
         probatio.Optional("statuses", default=list): [probatio.In(STATUSES)],
         probatio.Optional("since"): moment,
         probatio.Optional("until"): moment,
-        probatio.Optional("limit", default=50): probatio.All(
-            int, probatio.Range(min=1, max=MAX_SEARCH_LIMIT)
-        ),
-        probatio.Optional("cursor"): probatio.All(str, probatio.Length(max=200)),
+        **PAGE_FIELDS,
     }
 )
 @async_response
@@ -111,7 +104,7 @@ async def ws_conversations(
 ) -> None:
     """List a page of the conversations the user's reach spoke in, newest first."""
     runtime = loaded_entry(hass).runtime_data
-    caller = _caller(hass, connection)
+    caller = caller_for_user(hass, connection.user)
     scopes = caller.reachable()
     log = runtime.conversations
     with translated_store_errors():
@@ -185,7 +178,7 @@ async def ws_conversation(
 ) -> None:
     """One conversation: its messages within reach, what it gave, where to look."""
     runtime = loaded_entry(hass).runtime_data
-    caller = _caller(hass, connection)
+    caller = caller_for_user(hass, connection.user)
     log = runtime.conversations
     await runtime.capture.async_flush()
     at: int | None = None
@@ -251,7 +244,7 @@ async def ws_digest_conversation(
 ) -> None:
     """Digest one conversation now, as `memory.digest` does."""
     entry = loaded_entry(hass)
-    caller = _caller(hass, connection)
+    caller = caller_for_user(hass, connection.user)
     await _reachable_entry(hass, caller, msg[ATTR_CONVERSATION])
     with translated_store_errors():
         result = await async_digest_now(
@@ -274,7 +267,7 @@ async def ws_erase_conversation(
 ) -> None:
     """Erase the user's part of a conversation for good (its memories stay)."""
     runtime = loaded_entry(hass).runtime_data
-    caller = _caller(hass, connection)
+    caller = caller_for_user(hass, connection.user)
     await runtime.capture.async_flush()
     entry = await _reachable_entry(hass, caller, msg[ATTR_CONVERSATION])
     with translated_store_errors():
