@@ -111,8 +111,8 @@ def seed_http(storage: Path, host: str, port: int) -> None:
     )
 
 
-def seed_config_entry(storage: Path) -> bool:
-    """Add a keyword-search memory entry unless one exists; return if added."""
+def _add_entry(storage: Path, entry: config_entries.ConfigEntry) -> bool:
+    """Add `entry` unless one of its domain exists; return if added."""
     path = storage / config_entries.STORAGE_KEY
     store = _read_store(path)
     if store is None:
@@ -124,23 +124,11 @@ def seed_config_entry(storage: Path) -> bool:
     elif store.get("version") != config_entries.STORAGE_VERSION or (
         store.get("minor_version", 1) > config_entries.STORAGE_VERSION_MINOR
     ):
-        print(f"seed: {path} has an unknown format; not adding a memory entry")
+        print(f"seed: {path} has an unknown format; not adding a {entry.domain} entry")
         return False
     entries: list[dict[str, Any]] = store["data"]["entries"]
-    if any(entry["domain"] == DOMAIN for entry in entries):
+    if any(existing["domain"] == entry.domain for existing in entries):
         return False
-    entry = config_entries.ConfigEntry(
-        data=ENTRY_DATA,
-        discovery_keys=MappingProxyType({}),
-        domain=DOMAIN,
-        minor_version=1,
-        options={},
-        source=config_entries.SOURCE_USER,
-        subentries_data=None,
-        title=ENTRY_TITLE,
-        unique_id=None,
-        version=1,
-    )
     entries.append(entry.as_dict())
     _write_store(
         path,
@@ -152,17 +140,30 @@ def seed_config_entry(storage: Path) -> bool:
     return True
 
 
+def seed_config_entry(storage: Path) -> bool:
+    """Add a keyword-search memory entry unless one exists; return if added."""
+    return _add_entry(
+        storage,
+        config_entries.ConfigEntry(
+            data=ENTRY_DATA,
+            discovery_keys=MappingProxyType({}),
+            domain=DOMAIN,
+            minor_version=1,
+            options={},
+            source=config_entries.SOURCE_USER,
+            subentries_data=None,
+            title=ENTRY_TITLE,
+            unique_id=None,
+            version=1,
+        ),
+    )
+
+
 OLLAMA_MODEL = "llama3.2:latest"
 
 
 def seed_ollama(storage: Path, url: str, model: str = OLLAMA_MODEL) -> bool:
     """Add an `ollama` entry with a conversation agent and an AI Task; return if added."""
-    path = storage / config_entries.STORAGE_KEY
-    store = _read_store(path)
-    if store is None or any(
-        entry["domain"] == "ollama" for entry in store["data"]["entries"]
-    ):
-        return False
     entry = config_entries.ConfigEntry(
         data={"url": url},
         discovery_keys=MappingProxyType({}),
@@ -201,15 +202,7 @@ def seed_ollama(storage: Path, url: str, model: str = OLLAMA_MODEL) -> bool:
         unique_id=None,
         version=3,
     )
-    store["data"]["entries"].append(entry.as_dict())
-    _write_store(
-        path,
-        config_entries.STORAGE_KEY,
-        store["version"],
-        store.get("minor_version", 1),
-        store["data"],
-    )
-    return True
+    return _add_entry(storage, entry)
 
 
 # Onboarding steps the dev instance skips (see the module docstring).
