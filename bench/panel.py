@@ -9,14 +9,15 @@ Run from the repository root in the Python 3.14 environment (Chromium as
 For each size it builds a Home Assistant config folder as `script/develop`
 does (`tests/browser/panel_browser.py`'s helpers), fills the memory
 database with that many memories before Home Assistant starts (8 to 20
-words each, a fixed seed, the engine's `add_many`, a few tags), starts Home
-Assistant, onboards the owner and opens the panel in Chromium. Per run:
+words each, `bench/add_rate.py`'s words, a fixed seed, the engine's
+`add_many`, a few tags), starts Home Assistant, onboards the owner and
+opens the panel in Chromium. Per run:
 
 - `first list`: from opening /memory in a fresh browser context (no cache:
   Home Assistant's frontend loads too) until the first memory is on screen;
 - `panel list`: within the open panel, from filtering by a tag (a fifth of
-  the memories carry it) until its first page and count are on screen (the panel's own round trip: websocket, query,
-  render);
+  the memories carry it) until its first page and count are on screen (the
+  panel's own round trip: websocket, query, render);
 - `browse`: one `memory/browse` page (50 newest) over the websocket, as
   the panel asks it, timed in this script;
 - `search as you type`: from typing a word until the list shows what it
@@ -42,41 +43,10 @@ from playwright.async_api import async_playwright
 
 REPO: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench.add_rate import WORDS  # noqa: E402
 from custom_components.memory import engine  # noqa: E402
 from tests.browser import panel_browser as ui  # noqa: E402
 
-WORDS: Final = [
-    "Mia",
-    "Leo",
-    "boiler",
-    "heating",
-    "thermostat",
-    "bins",
-    "Thursday",
-    "dentist",
-    "Friday",
-    "allergic",
-    "nuts",
-    "garden",
-    "kitchen",
-    "birthday",
-    "party",
-    "school",
-    "swimming",
-    "lessons",
-    "Tuesday",
-    "car",
-    "service",
-    "garage",
-    "window",
-    "plants",
-    "water",
-    "the",
-    "is",
-    "on",
-    "at",
-    "for",
-]
 TAGS: Final = ("chores", "family", "health", "school", "garden")
 
 

@@ -73,6 +73,10 @@ export class MemoryPanel extends LitElement {
     this._unsubscribe = undefined;
   }
 
+  _fail(err) {
+    this._error = err?.message ?? String(err);
+  }
+
   t(key, values) {
     return translate(this.hass?.locale?.language ?? this.hass?.language, key, values);
   }
@@ -109,7 +113,7 @@ export class MemoryPanel extends LitElement {
     try {
       this._overview = await this.hass.callWS({ type: "memory/overview" });
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 
@@ -121,7 +125,7 @@ export class MemoryPanel extends LitElement {
       });
       await this._loadOverview();
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 
@@ -202,7 +206,7 @@ export class MemoryPanel extends LitElement {
       this._cursor = page.cursor;
       this._error = "";
     } catch (err) {
-      if (asked === this._asked) this._error = err?.message ?? String(err);
+      if (asked === this._asked) this._fail(err);
     } finally {
       if (asked === this._asked) this._loading = false;
     }
@@ -229,7 +233,7 @@ export class MemoryPanel extends LitElement {
       this._open = await this.hass.callWS({ type: "memory/get", memory_id: id });
       this._error = "";
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 
@@ -243,7 +247,7 @@ export class MemoryPanel extends LitElement {
       else await this._show(id);
       await this._load(false);
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 
@@ -260,7 +264,7 @@ export class MemoryPanel extends LitElement {
       if (this._open && ids.includes(this._open.memory.id)) this._open = null;
       await this._load(false);
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 
@@ -332,7 +336,7 @@ export class MemoryPanel extends LitElement {
       await this._show(id);
       await this._load(false);
     } catch (err) {
-      this._error = err?.message ?? String(err);
+      this._fail(err);
     }
   }
 

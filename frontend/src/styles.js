@@ -57,7 +57,10 @@ export const panelStyles = css`
       flex-direction: column;
       font-size: 12px;
     }
-    select {
+    select,
+    textarea,
+    .editor input,
+    .filters input {
       padding: 6px;
       border-radius: 6px;
       border: 1px solid var(--divider-color);
@@ -244,11 +247,6 @@ export const panelStyles = css`
     textarea,
     .editor input {
       font: inherit;
-      padding: 6px;
-      border-radius: 6px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
     }
     .add {
       padding: 6px 14px;
@@ -312,11 +310,6 @@ export const panelStyles = css`
       margin: 0;
     }
     .filters input {
-      padding: 6px;
-      border-radius: 6px;
-      border: 1px solid var(--divider-color);
-      background: var(--card-background-color);
-      color: var(--primary-text-color);
       font: inherit;
       font-size: 14px;
       max-width: 150px;
