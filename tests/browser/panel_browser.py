@@ -438,6 +438,19 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
     return timings
 
 
+async def lists(page: Page, shown: str, hidden: str) -> None:
+    """Wait until the list shows `shown` and no longer `hidden`."""
+    await page.get_by_text(hidden).wait_for(state="hidden", timeout=WAIT_MS)
+    await page.get_by_text(shown).wait_for(timeout=WAIT_MS)
+
+
+async def filter_by_tag(page: Page, tag: str) -> None:
+    """Type a tag into the tag filter ("" clears it) and apply it."""
+    field = page.get_by_label("Tag", exact=True)
+    await field.fill(tag)
+    await field.press("Enter")
+
+
 async def search_checks(page: Page, timings: dict[str, float]) -> None:
     """Search as you type, a paraphrase, a tag, an owner."""
     # Search as you type.
@@ -454,30 +467,27 @@ async def search_checks(page: Page, timings: dict[str, float]) -> None:
     await search.fill("")
     # A paraphrase: other words for the same thing.
     await search.fill("when is bin collection")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        timeout=WAIT_MS
-    )
-    await page.get_by_text("Ben is planning a surprise party").wait_for(
-        state="hidden", timeout=WAIT_MS
+    await lists(
+        page,
+        shown="The bins go out on Thursday evening",
+        hidden="Ben is planning a surprise party",
     )
     await search.fill("")
     # A tag.
-    await page.get_by_label("Tag", exact=True).fill("chores")
-    await page.get_by_label("Tag", exact=True).press("Enter")
-    await page.get_by_text("Ben is planning a surprise party").wait_for(
-        state="hidden", timeout=WAIT_MS
+    await filter_by_tag(page, "chores")
+    await lists(
+        page,
+        shown="The bins go out on Thursday evening",
+        hidden="Ben is planning a surprise party",
     )
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        timeout=WAIT_MS
-    )
-    await page.get_by_label("Tag", exact=True).fill("")
-    await page.get_by_label("Tag", exact=True).press("Enter")
+    await filter_by_tag(page, "")
     # A filter: Anna's only.
     await page.get_by_label("Whose").select_option("person.anna")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        state="hidden", timeout=WAIT_MS
+    await lists(
+        page,
+        shown="Anna's running shoes are size 39",
+        hidden="The bins go out on Thursday evening",
     )
-    await page.get_by_text("Anna's running shoes are size 39").wait_for(timeout=WAIT_MS)
     await page.get_by_label("Whose").select_option("")
 
 
@@ -560,24 +570,19 @@ async def owner_checks(
     # The memory just added: found by other words, and by its tag.
     search = page.get_by_role("searchbox", name="Search memories")
     await search.fill("how warm is the guest bedroom")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        state="hidden", timeout=WAIT_MS
-    )
-    await page.get_by_text("The guest room stays at 20 degrees").wait_for(
-        timeout=WAIT_MS
+    await lists(
+        page,
+        shown="The guest room stays at 20 degrees",
+        hidden="The bins go out on Thursday evening",
     )
     await search.fill("")
-    tag = page.get_by_label("Tag", exact=True)
-    await tag.fill("heating")
-    await tag.press("Enter")
-    await page.get_by_text("The bins go out on Thursday evening").wait_for(
-        state="hidden", timeout=WAIT_MS
+    await filter_by_tag(page, "heating")
+    await lists(
+        page,
+        shown="The guest room stays at 20 degrees",
+        hidden="The bins go out on Thursday evening",
     )
-    await page.get_by_text("The guest room stays at 20 degrees").wait_for(
-        timeout=WAIT_MS
-    )
-    await tag.fill("")
-    await tag.press("Enter")
+    await filter_by_tag(page, "")
     # Select one, forget it from the selection bar.
     window = await api.search_id("The window cleaner comes on Fridays")
     await page.get_by_label(f"Select memory #{window}").check()

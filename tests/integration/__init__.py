@@ -7,10 +7,19 @@ from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.const import CONF_URL
 from homeassistant.core import Context, HomeAssistant, ServiceResponse, State
-from pytest_homeassistant_custom_component.common import async_fire_time_changed
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+)
 
-from custom_components.memory.const import DOMAIN
+from custom_components.memory.const import (
+    CONF_DIMENSIONS,
+    CONF_MODEL,
+    CONF_PROVIDER,
+    DOMAIN,
+)
 from custom_components.memory.coordinator import REFRESH_COOLDOWN
 
 
@@ -76,3 +85,21 @@ async def settle(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
         freezer.tick(REFRESH_COOLDOWN + timedelta(seconds=1))
         async_fire_time_changed(hass)
         await hass.async_block_till_done()
+
+
+async def setup_embedding_entry(hass: HomeAssistant, url: str) -> MockConfigEntry:
+    """Set up Assist Memory on an Ollama-speaking embedding server's small model."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title="Assist Memory",
+        data={
+            CONF_PROVIDER: "ollama",
+            CONF_URL: url,
+            CONF_MODEL: "embed-small",
+            CONF_DIMENSIONS: 32,
+        },
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    return entry

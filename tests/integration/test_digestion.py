@@ -13,7 +13,6 @@ import unicodedata
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.components.ai_task import GenDataTask
-from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
@@ -41,9 +40,6 @@ from custom_components.memory.const import (
     CONF_DIGEST_SKIP_AGENTS,
     CONF_DIGEST_SKIP_DEVICES,
     CONF_DIGESTION,
-    CONF_DIMENSIONS,
-    CONF_MODEL,
-    CONF_PROVIDER,
     DOMAIN,
     ISSUE_AI_TASK_UNAVAILABLE,
 )
@@ -63,7 +59,7 @@ from custom_components.memory.engine.digest_queue import backoff_seconds
 from custom_components.memory.engine.text import INVISIBLE_CATEGORIES as INVISIBLE
 from tests.provider_servers import FakeEmbeddingServer
 
-from . import call
+from . import call, setup_embedding_entry
 from .ai_task_agent import (
     AI_TASK_ENTITY_ID,
     ScriptedAITask,
@@ -1184,19 +1180,7 @@ async def test_with_an_embedding_provider(
     household: Household,
 ) -> None:
     """With vectors, candidates are compared by meaning as well as by words."""
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Assist Memory",
-        data={
-            CONF_PROVIDER: "ollama",
-            CONF_URL: embedding_server.url,
-            CONF_MODEL: "embed-small",
-            CONF_DIMENSIONS: 32,
-        },
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    entry = await setup_embedding_entry(hass, embedding_server.url)
     with mock_config_flow("test", AgentConfigFlow):
         await async_setup_agent(hass)
     anna = household.context("anna")

@@ -10,7 +10,6 @@ import asyncio
 from typing import Any
 
 from homeassistant.auth.const import GROUP_ID_USER
-from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
@@ -19,12 +18,6 @@ from pytest_homeassistant_custom_component.typing import (
     WebSocketGenerator,
 )
 
-from custom_components.memory.const import (
-    CONF_DIMENSIONS,
-    CONF_MODEL,
-    CONF_PROVIDER,
-    DOMAIN,
-)
 from custom_components.memory.engine import (
     HOUSEHOLD,
     MemoryStatus,
@@ -35,7 +28,7 @@ from custom_components.memory.engine import (
 from custom_components.memory.websocket_api import CHANGE_WINDOW_SECONDS
 from tests.provider_servers import FakeEmbeddingServer
 
-from . import add
+from . import add, setup_embedding_entry
 from .ai_task_agent import ScriptedAITask
 from .assist import ANNA, BEN, Household
 
@@ -447,19 +440,7 @@ async def test_overview_shows_embedding_progress(
     hass_ws_client: WebSocketGenerator,
 ) -> None:
     """With a provider, the health says which, whether it answers, and how far along."""
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title="Assist Memory",
-        data={
-            CONF_PROVIDER: "ollama",
-            CONF_URL: embedding_server.url,
-            CONF_MODEL: "embed-small",
-            CONF_DIMENSIONS: 32,
-        },
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    entry = await setup_embedding_entry(hass, embedding_server.url)
     client = await hass_ws_client(hass)
     keyword = await ask(client, type="memory/overview")
     await add(hass, "The bins go out on Thursday")
