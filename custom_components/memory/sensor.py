@@ -88,13 +88,13 @@ class UsageSensorDescription(SensorEntityDescription):
 
 
 # Daily counters are TOTAL_INCREASING: the reset at midnight starts a new cycle.
-# Only Recall latency (with its failure count) is enabled by default: the token
-# and daily counters are for tuning and are enabled in the entity settings.
+# What recall costs (its tokens, last turn and today), its latency and the AI
+# Task calls today are enabled by default: the product promises token usage.
+# The other daily counters are for tuning and are enabled in the entity settings.
 USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="recall_tokens",
         translation_key="recall_tokens",
-        entity_registry_enabled_default=False,
         state_class=SensorStateClass.MEASUREMENT,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.last_recall_tokens,
@@ -102,7 +102,6 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="recall_tokens_today",
         translation_key="recall_tokens_today",
-        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.recall_tokens_today,
@@ -146,7 +145,6 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
     UsageSensorDescription(
         key="ai_task_calls_today",
         translation_key="ai_task_calls_today",
-        entity_registry_enabled_default=False,
         state_class=SensorStateClass.TOTAL_INCREASING,
         entity_category=EntityCategory.DIAGNOSTIC,
         value_fn=lambda usage: usage.ai_task_calls_today,

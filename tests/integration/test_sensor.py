@@ -60,33 +60,56 @@ async def test_sensors(
                 assert state is None
 
 
-async def test_rarely_needed_sensors_are_disabled_by_default(
+async def test_a_fresh_entry_enables_counts_and_token_usage(
     hass: HomeAssistant,
     entity_registry: er.EntityRegistry,
     init_integration: MockConfigEntry,
 ) -> None:
-    """Token, daily and digestion counters start disabled; the rest enabled."""
+    """A new installation shows the memory counts and what recall costs.
+
+    Active memories, recall tokens (last turn and today) and the AI Task calls
+    today report from the start, next to the health sensors; the counters a
+    household rarely needs start disabled (and have no state).
+    """
+    entries = er.async_entries_for_config_entry(
+        entity_registry, init_integration.entry_id
+    )
+    enabled = {
+        entry.entity_id
+        for entry in entries
+        if entry.domain == "sensor" and entry.disabled_by is None
+    }
     disabled = {
         entry.entity_id
-        for entry in er.async_entries_for_config_entry(
-            entity_registry, init_integration.entry_id
-        )
+        for entry in entries
         if entry.disabled_by is er.RegistryEntryDisabler.INTEGRATION
     }
 
-    assert disabled == {
-        ARCHIVED,
+    assert enabled == {
+        ACTIVE,
         "sensor.assist_memory_recall_tokens",
         "sensor.assist_memory_recall_tokens_today",
+        "sensor.assist_memory_ai_task_calls_today",
+        SIZE,
+        "sensor.assist_memory_recall_latency",
+        "sensor.assist_memory_conversations_waiting_for_digestion",
+        "sensor.assist_memory_last_digestion",
+    }
+    assert disabled == {
+        ARCHIVED,
         "sensor.assist_memory_memories_recalled_today",
         "sensor.assist_memory_conversations_captured_today",
-        "sensor.assist_memory_ai_task_calls_today",
         "sensor.assist_memory_digestion_memories_added_today",
         "sensor.assist_memory_digestion_memories_updated_today",
         "sensor.assist_memory_digestion_memories_superseded_today",
     }
-    for entity_id in (ACTIVE, SIZE, "sensor.assist_memory_recall_latency"):
+    for entity_id in enabled:
         assert entity_state(hass, entity_id).state != STATE_UNAVAILABLE
+    assert entity_state(hass, ACTIVE).state == "0"
+    assert entity_state(hass, "sensor.assist_memory_recall_tokens_today").state == "0"
+    assert entity_state(hass, "sensor.assist_memory_ai_task_calls_today").state == "0"
+    for entity_id in disabled:
+        assert hass.states.get(entity_id) is None
 
 
 async def test_enabled_in_the_registry_reports(
