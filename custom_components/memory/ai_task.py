@@ -13,7 +13,7 @@ that the conversation being announced is ours, not the household's.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -150,9 +150,17 @@ class AITaskClient:
         return entity_id
 
     async def async_generate(
-        self, *, task_name: str, instructions: str, structure: probatio.Schema
+        self,
+        *,
+        task_name: str,
+        instructions: str,
+        structure: probatio.Schema,
+        prepare: Callable[[Any], Any] | None = None,
     ) -> dict[str, Any]:
         """Ask for data shaped like `structure` (a mapping); counts as one call.
+
+        `prepare` reads what an entity returned as it came (text, a bare
+        list: `engine.model_json`) before the structure checks it.
 
         Raises AITaskUnavailable, AITaskRateLimited or AITaskFailed.
         """
@@ -180,7 +188,8 @@ class AITaskClient:
         except Exception as err:  # any integration may answer
             raise self._failed(task_name, type(err).__name__) from err
         try:
-            data: dict[str, Any] = structure(result.data)
+            answer = result.data if prepare is None else prepare(result.data)
+            data: dict[str, Any] = structure(answer)
         except probatio.Invalid as err:
             raise self._failed(task_name, "malformed") from err
         return data

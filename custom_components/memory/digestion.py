@@ -79,6 +79,7 @@ from .engine.extraction import (
     summary_memory,
 )
 from .engine.languages import language_name
+from .engine.model_json import extraction_answer
 from .engine.models import Vector
 from .usage import UsageTracker
 from .worker import BackgroundWorker
@@ -418,7 +419,9 @@ class Digestion(BackgroundWorker):
             # Unknown: the store's default, Home Assistant's language.
             language=language_name(language or self._store.language),
         )
-        data = await self._generate(EXTRACT_TASK, instructions, EXTRACTION)
+        data = await self._generate(
+            EXTRACT_TASK, instructions, EXTRACTION, prepare=extraction_answer
+        )
         extracted = read_extraction(
             data,
             part=part,
@@ -434,12 +437,20 @@ class Digestion(BackgroundWorker):
         return extracted
 
     async def _generate(
-        self, task_name: str, instructions: str, structure: probatio.Schema
+        self,
+        task_name: str,
+        instructions: str,
+        structure: probatio.Schema,
+        *,
+        prepare: Callable[[Any], Any] | None = None,
     ) -> dict[str, Any]:
         self._asking = True
         try:
             data = await self._ai_task.async_generate(
-                task_name=task_name, instructions=instructions, structure=structure
+                task_name=task_name,
+                instructions=instructions,
+                structure=structure,
+                prepare=prepare,
             )
         except AITaskRateLimited as err:
             raise _Retry("rate_limited", until=err.retry_at) from err
