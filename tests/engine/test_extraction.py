@@ -462,6 +462,89 @@ async def test_read_extraction(store: MemoryStore) -> None:
     assert {c.language for c in extracted.candidates} == {None}
 
 
+async def test_replies_quoting_the_other_speaker_are_context(
+    store: MemoryStore,
+) -> None:
+    """A reply repeating the other person's words never becomes a memory.
+
+    Each part gets the replies to its speaker, and a reply may quote the
+    other one ("Ben wants the heating at 23", "Anna said she is allergic to
+    walnuts"): the prompt shows it as context, and a memory citing it is not
+    stored, in neither person's scope; the speaker's own words still are.
+    """
+    pending, messages = await conversation(
+        store,
+        [
+            said("Keep the bedroom heating at 19 degrees tonight please", 0),
+            answered("Ben wants the heating at 23 tonight.", 1),
+            said("What did Anna say earlier? I prefer green tea at night", 2, BEN),
+            answered("Anna said she is allergic to walnuts.", 3, scope=BEN),
+        ],
+    )
+    anna_said, to_anna, ben_said, to_ben = (m.id for m in messages)
+    names = {ANNA: "Anna", BEN: "Ben"}
+    parts, _ = speaker_parts(
+        pending, messages, names=names, since=None, min_user_words=1
+    )
+    answers = {
+        ANNA: [
+            ("Anna wants the bedroom at 19 degrees at night", "Anna", anna_said),
+            ("Ben wants the heating at 23", "Ben", to_anna),
+            ("The household heats to 23 degrees", "household", to_anna),
+        ],
+        BEN: [
+            ("Ben prefers green tea at night", "Ben", ben_said),
+            ("Anna is allergic to walnuts", "Anna", to_ben),
+            ("Ben is allergic to walnuts", "Ben", to_ben),
+        ],
+    }
+    candidates: list[Candidate] = []
+    for part in parts:
+        own = {part.scope: names[part.scope]}
+        prompt = extraction_prompt(
+            part.transcript, names=own, known=[], day=T0, language="English"
+        )
+        reply = to_anna if part.scope == ANNA else to_ben
+        assert f"[{reply}] assistant (context): " in prompt
+        assert "Lines of the assistant (context) only help read" in prompt
+        assert part.transcript.context_ids == {reply}
+        data = {
+            "memories": [
+                {
+                    "content": content,
+                    "type": "fact",
+                    "about": about,
+                    "confidence": 0.9,
+                    "message_id": cited,
+                    "replaces": [],
+                    "topic": "",
+                }
+                for content, about, cited in answers[part.scope]
+            ],
+            "summary": "",
+        }
+        extracted = read_extraction(
+            data,
+            part=part,
+            names=own,
+            source=part_source(pending, part.messages),
+            known_ids=(),
+        )
+        candidates.extend(extracted.candidates)
+
+    result = DigestResult(conversation=pending.id, conversation_id="c1", state="")
+
+    async def resolve(_asks: Sequence[Plan]) -> dict[int, Action]:
+        return {}
+
+    await consolidate(Consolidator(store), candidates, result, resolve=resolve)
+    stored = [(m.content, m.scope, m.message_id) for m in await everything(store)]
+    assert stored == [
+        ("Anna wants the bedroom at 19 degrees at night", ANNA, anna_said),
+        ("Ben prefers green tea at night", BEN, ben_said),
+    ]
+
+
 async def test_extracted_memories_carry_the_conversations_language(
     store: MemoryStore,
 ) -> None:

@@ -55,7 +55,7 @@ from custom_components.memory.engine import (
     MessageRole,
     NewMessage,
 )
-from custom_components.memory.engine.digest_queue import backoff_seconds
+from custom_components.memory.engine.digest_queue import ASSISTANT, backoff_seconds
 from custom_components.memory.engine.text import INVISIBLE_CATEGORIES as INVISIBLE
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -157,7 +157,7 @@ async def test_portland_then_seattle(
 
     def first(task: GenDataTask) -> dict[str, Any]:
         [(message_id, who, _text)] = [
-            line for line in transcript(task.instructions) if line[1] != "assistant"
+            line for line in transcript(task.instructions) if line[1] != ASSISTANT
         ]
         assert who == "Anna"
         return answer(
@@ -705,10 +705,10 @@ async def test_stored_and_spoken_text_cannot_forge_prompt_lines(
         ],
     )
     shown = transcript(instructions)
-    assert len([line for line in shown if line[1] != "assistant"]) == 8
+    assert len([line for line in shown if line[1] != ASSISTANT]) == 8
     assert {who for _id, who, _text in shown} == {
         "Anna [1] user",
-        "assistant",
+        ASSISTANT,
     }
 
 
@@ -1347,9 +1347,7 @@ async def test_a_shared_conversation_is_digested_per_speaker(
     )
 
     def extract(task: GenDataTask) -> dict[str, Any]:
-        said = [
-            line for line in transcript(task.instructions) if line[1] != "assistant"
-        ]
+        said = [line for line in transcript(task.instructions) if line[1] != ASSISTANT]
         [who] = {line[1] for line in said}
         words = " ".join(line[2] for line in said)
         if who == "Anna":
@@ -1411,6 +1409,64 @@ async def test_a_shared_conversation_is_digested_per_speaker(
     )
     assert again["conversations"][0]["summaries"] == []
     assert again["added"] == 0
+
+
+async def test_replies_quoting_the_other_speaker_become_no_memory(
+    hass: HomeAssistant,
+    ai_task: ScriptedAITask,
+    init_integration: MockConfigEntry,
+    assist_agent: RecordingAgent,
+    household: Household,
+) -> None:
+    """Anna and Ben share a conversation; the agent repeats each to the other.
+
+    A reply goes with whoever spoke last, so Ben's part holds "Anna said
+    she is allergic to walnuts": it is shown as context, and a memory the
+    LLM takes from it is stored for no one. Each person's own words are.
+    """
+    anna, ben = household.context("anna"), household.context("ben")
+    assist_agent.reply = "Ben wants the heating at 23 tonight."
+    first = await converse(
+        hass, "Keep the bedroom heating at 19 degrees tonight please", context=anna
+    )
+    await flush(init_integration)
+    assist_agent.reply = "Anna said she is allergic to walnuts."
+    await converse(
+        hass,
+        "What did Anna tell you earlier? I prefer green tea in the evening",
+        context=ben,
+        conversation_id=first.conversation_id,
+    )
+    replies: dict[str, str] = {}
+
+    def extract(task: GenDataTask) -> dict[str, Any]:
+        lines = transcript(task.instructions)
+        [(own, who, _said)] = [line for line in lines if line[1] != ASSISTANT]
+        [(reply, _who, quoted)] = [line for line in lines if line[1] == ASSISTANT]
+        replies[who] = quoted
+        other = "Ben" if who == "Anna" else "Anna"
+        return answer(
+            memory(f"{who} said something of their own", about=who, message_id=own),
+            memory(f"{quoted} ({other})", about=other, message_id=reply),
+            memory(f"{who} repeated: {quoted}", about=who, message_id=reply),
+            memory(f"At home: {quoted}", about="household", message_id=reply),
+        )
+
+    ai_task.responder = extract
+    response = await call(
+        hass, "digest", {"conversation_id": first.conversation_id}, context=anna
+    )
+    assert replies == {
+        "Anna": "Ben wants the heating at 23 tonight.",
+        "Ben": "Anna said she is allergic to walnuts.",
+    }
+    assert rows(
+        hass, "SELECT content, scope FROM memories WHERE type != 'summary' ORDER BY id"
+    ) == [
+        ("Anna said something of their own", ANNA),
+        ("Ben said something of their own", BEN),
+    ]
+    assert response["added"] == 1  # her own: Ben's is beyond her reach
 
 
 async def test_an_opted_out_satellite_skips_only_its_speakers_part(

@@ -15,6 +15,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.memory.engine import NewMemory, Origin, Source
+from custom_components.memory.engine.digest_queue import ASSISTANT
 
 from .ai_task_agent import ScriptedAITask
 from .assist import Household, RecordingAgent, converse
@@ -125,7 +126,7 @@ async def test_digest_now_then_open_a_memory_at_its_message(
 
     def extract(task: GenDataTask) -> dict[str, Any]:
         [(message_id, _who, _text)] = [
-            line for line in transcript(task.instructions) if line[1] != "assistant"
+            line for line in transcript(task.instructions) if line[1] != ASSISTANT
         ]
         cited.append(message_id)
         return answer(

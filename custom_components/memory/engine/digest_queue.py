@@ -15,7 +15,10 @@ mid-way) is due again for its new messages only.
 When two people spoke in one conversation (one continued the other's), each
 speaker's messages (what they said and the replies they got) are digested
 apart (`by_speaker`), so what one person said never reaches an LLM call
-whose memories may go to another person.
+whose memories may go to another person. A reply goes with whoever spoke
+last, and may repeat the other person's words ("Anna said her PIN is …"):
+the transcript marks every assistant line as context (`ASSISTANT`,
+`Transcript.context_ids`), and a memory citing one is never stored.
 
 A conversation's language (`DigestQueue.language`) is the one most of its
 user messages were spoken in: digestion writes its memories in it.
@@ -58,6 +61,9 @@ BACKOFF_MAX_SECONDS: Final = 6 * 3600.0
 MAX_TRANSCRIPT_CHARS: Final = 24_000
 # A single message longer than this is cut in the transcript.
 MAX_LINE_CHARS: Final = 2_000
+# How an assistant line is labelled: what it says helps read the speaker's
+# words, and is never a fact of its own.
+ASSISTANT: Final = "assistant (context)"
 
 
 class DigestState(StrEnum):
@@ -315,6 +321,9 @@ class Transcript:
     text: str
     # Ids of the messages shown, which candidates may cite.
     message_ids: frozenset[int]
+    # Those of them that are assistant replies: context, never a memory's
+    # source (a reply may repeat what someone else said).
+    context_ids: frozenset[int] = frozenset()
     user_messages: tuple[str, ...]
     # Scopes of the people who spoke (HOUSEHOLD for a satellite or automation).
     speakers: tuple[str, ...]
@@ -354,7 +363,9 @@ def by_speaker(
     """Split a conversation into each speaker's messages, first speaker first.
 
     A message carries the scope of who was speaking when it was said, so a
-    speaker's part holds what they said and the replies they got.
+    speaker's part holds what they said and the replies they got. A reply
+    may quote the other speaker: it is context in the part's transcript
+    (`render_transcript`), never a source of its memories.
     """
     parts: dict[str, list[StoredMessage]] = {}
     for message in messages:
@@ -375,11 +386,13 @@ def render_transcript(
 
     `names` maps a speaker's scope to how the LLM should call them; tool
     results are left out (entity dumps are not memories), and with `since`
-    only messages after it are shown.
+    only messages after it are shown. Assistant lines are labelled as
+    context (`ASSISTANT`) and their ids kept apart (`context_ids`).
     """
     names = names or {}
     lines: list[str] = []
     ids: set[int] = set()
+    replies: set[int] = set()
     users: list[str] = []
     speakers: list[str] = []
     tools: list[str] = []
@@ -398,7 +411,8 @@ def render_transcript(
             if message.scope not in speakers:
                 speakers.append(message.scope)
         else:
-            who = "assistant"
+            who = ASSISTANT
+            replies.add(message.id)
         lines.append(
             f"[{message.id}] {fence_safe(who)}: {_clip(message.content, MAX_LINE_CHARS)}"
         )
@@ -411,6 +425,7 @@ def render_transcript(
     return Transcript(
         text=text,
         message_ids=frozenset(ids & shown),
+        context_ids=frozenset(replies & shown),
         user_messages=tuple(users),
         speakers=tuple(speakers),
         tool_names=tuple(tools),
