@@ -8,6 +8,7 @@
 // memory/erase_conversation, which apply the user's reach.
 
 import { LitElement, css, html, nothing } from "lit";
+import { rereadPages } from "./live-list.js";
 import { known, translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
@@ -49,19 +50,43 @@ export class MemoryConversations extends LitElement {
   }
 
   firstUpdated() {
-    this.reload();
+    this._load(false);
   }
 
-  // Called by the panel when something changed (memory/subscribe).
-  reload() {
-    this._load(false);
-    if (this._open) this._reopen();
+  // Called by the panel when something changed (memory/subscribe): the list
+  // as deep as it is shown, and the open conversation as it is now.
+  async reload() {
+    const asked = ++this._asked;
+    try {
+      const found = await rereadPages(
+        this.hass,
+        this._message(),
+        "conversations",
+        this._items.length,
+        PAGE,
+        () => asked === this._asked,
+      );
+      if (found) {
+        this._items = found.rows;
+        this._total = found.total;
+        this._cursor = found.cursor;
+        this._error = "";
+      }
+    } catch (err) {
+      if (asked === this._asked) this._fail(err);
+    }
+    if (this._open) await this._reopen();
+  }
+
+  _message() {
+    const message = { type: "memory/conversations", limit: PAGE };
+    if (this._status) message.statuses = [this._status];
+    return message;
   }
 
   async _load(more) {
     const asked = ++this._asked;
-    const message = { type: "memory/conversations", limit: PAGE };
-    if (this._status) message.statuses = [this._status];
+    const message = this._message();
     if (more && this._cursor) message.cursor = this._cursor;
     this._loading = true;
     try {
@@ -93,13 +118,12 @@ export class MemoryConversations extends LitElement {
   }
 
   async _reopen() {
+    const id = this._open.conversation.id;
     try {
-      this._open = await this.hass.callWS({
-        type: "memory/conversation",
-        conversation: this._open.conversation.id,
-      });
+      const fresh = await this.hass.callWS({ type: "memory/conversation", conversation: id });
+      if (this._open?.conversation.id === id) this._open = fresh;
     } catch {
-      this._open = null; // erased meanwhile
+      if (this._open?.conversation.id === id) this._open = null; // erased meanwhile
     }
   }
 

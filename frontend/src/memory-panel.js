@@ -8,9 +8,16 @@
 // memory/refresh_profile, memory/subscribe; the Conversations view in
 // conversations.js), which applies the user's reach: the panel never sees a
 // memory the user may not.
+//
+// A live update (memory/subscribe) reads the list again as deep as it is
+// shown (live-list.js): the selection, the scroll position, an open memory
+// and the search text stay; selected memories that left the list are
+// unselected, and the panel says how many.
 
 import { LitElement, html, nothing } from "lit";
+import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
+import { keptSelection, rereadPages } from "./live-list.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
@@ -44,6 +51,7 @@ export class MemoryPanel extends LitElement {
     _until: { state: true },
     _selected: { state: true },
     _filtersOpen: { state: true },
+    _notice: { state: true },
   };
 
   constructor() {
@@ -68,6 +76,7 @@ export class MemoryPanel extends LitElement {
     this._until = "";
     this._selected = new Set();
     this._filtersOpen = false;
+    this._notice = "";
     this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
@@ -99,7 +108,7 @@ export class MemoryPanel extends LitElement {
   _start() {
     this._unsubscribe = this.hass.connection.subscribeMessage(
       () => {
-        this._load(false);
+        this._refresh();
         this._loadOverview();
         this.renderRoot.querySelector("memory-conversations")?.reload();
       },
@@ -176,8 +185,8 @@ export class MemoryPanel extends LitElement {
     </details>`;
   }
 
-  async _load(more) {
-    const asked = ++this._asked;
+  // The memory/browse command for what the filters and the search say now.
+  _browseMessage() {
     const message = {
       type: "memory/browse",
       status: this._status,
@@ -195,13 +204,20 @@ export class MemoryPanel extends LitElement {
       end.setDate(end.getDate() + 1); // the whole last day
       message.until = end.toISOString();
     }
+    return message;
+  }
+
+  // A new question (a filter, the search) or the next page.
+  async _load(more) {
+    const asked = ++this._asked;
+    const message = this._browseMessage();
     if (more && this._cursor) message.cursor = this._cursor;
     this._loading = true;
     try {
       const page = await this.hass.callWS(message);
       if (asked !== this._asked) return; // a newer question is under way
       this._memories = more ? [...this._memories, ...page.memories] : page.memories;
-      if (!more) this._selected = new Set();
+      if (!more) this._keepSelection();
       this._total = page.total;
       this._cursor = page.cursor;
       this._error = "";
@@ -209,6 +225,51 @@ export class MemoryPanel extends LitElement {
       if (asked === this._asked) this._fail(err);
     } finally {
       if (asked === this._asked) this._loading = false;
+    }
+  }
+
+  // Something changed elsewhere: the same question, as deep as it is shown.
+  async _refresh() {
+    const asked = ++this._asked;
+    try {
+      const found = await rereadPages(
+        this.hass,
+        this._browseMessage(),
+        "memories",
+        this._memories.length,
+        PAGE,
+        () => asked === this._asked,
+      );
+      if (!found) return; // a newer question is under way
+      this._memories = found.rows;
+      this._total = found.total;
+      this._cursor = found.cursor;
+      this._keepSelection();
+      this._error = "";
+    } catch (err) {
+      if (asked === this._asked) this._fail(err);
+    }
+    if (this._open && this._editing?.id !== this._open.memory.id) await this._reopen();
+  }
+
+  // Unselect only what is no longer listed, and say so.
+  _keepSelection() {
+    const { kept, dropped } = keptSelection(this._selected, this._memories);
+    if (!dropped) return;
+    this._selected = kept;
+    this._notice = this.t("selectionDropped", { count: dropped });
+  }
+
+  // The open memory, as it is now (reworded, forgotten or gone elsewhere).
+  async _reopen() {
+    const id = this._open.memory.id;
+    try {
+      const fresh = await this.hass.callWS({ type: "memory/get", memory_id: id });
+      if (this._open?.memory.id === id) this._open = fresh;
+    } catch (err) {
+      if (this._open?.memory.id !== id) return;
+      this._open = null;
+      this._notice = this.t("openGone", { id, error: err?.message ?? String(err) });
     }
   }
 
@@ -261,6 +322,7 @@ export class MemoryPanel extends LitElement {
       if (purge) message.purge = true;
       await this.hass.callWS(message);
       this._selected = new Set();
+      this._notice = "";
       if (this._open && ids.includes(this._open.memory.id)) this._open = null;
       await this._load(false);
     } catch (err) {
@@ -273,6 +335,7 @@ export class MemoryPanel extends LitElement {
     if (event.target.checked) selected.add(id);
     else selected.delete(id);
     this._selected = selected;
+    this._notice = "";
   }
 
   async _openConversation(memoryId) {
@@ -537,6 +600,7 @@ export class MemoryPanel extends LitElement {
             <button class="link" @click=${() => (this._selected = new Set())}>${this.t("clearSelection")}</button>
           </div>`
         : nothing}
+      ${this._notice ? html`<p class="notice" role="status">${this._notice}</p>` : nothing}
       <p class="count" aria-live="polite">
         ${this._loading && !this._memories.length
           ? this.t("loading")
@@ -545,7 +609,11 @@ export class MemoryPanel extends LitElement {
             : this.t("none")}
       </p>
       <ul class="list">
-        ${this._memories.map((memory) => this._row(memory))}
+        ${repeat(
+          this._memories,
+          (memory) => memory.id,
+          (memory) => this._row(memory),
+        )}
       </ul>
       ${this._cursor
         ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>`

@@ -75,6 +75,8 @@ export const STRINGS = {
     select: "Select memory #{id}",
     selected: "{count} selected",
     clearSelection: "Clear selection",
+    selectionDropped: "Unselected {count}: no longer in the list (changed elsewhere).",
+    openGone: "Memory #{id} was closed: it could not be read again ({error}).",
     purgeManyConfirm:
       "Erase these {count} memories for good? Their texts, vectors and every copy in the database and the exports are removed; they cannot be restored.",
     openConversation: "open the conversation",
@@ -190,6 +192,8 @@ export const STRINGS = {
     select: "Erinnerung #{id} auswählen",
     selected: "{count} ausgewählt",
     clearSelection: "Auswahl aufheben",
+    selectionDropped: "{count} abgewählt: nicht mehr in der Liste (anderswo geändert).",
+    openGone: "Erinnerung #{id} wurde geschlossen: sie ließ sich nicht erneut lesen ({error}).",
     purgeManyConfirm: "Diese {count} Erinnerungen endgültig löschen? Ihre Texte, Vektoren und jede Kopie in der Datenbank und in den Exporten werden entfernt; sie können nicht wiederhergestellt werden.",
     openConversation: "Gespräch öffnen",
     embedding: "Bedeutungssuche: {provider} {model}, {state}, {progress} % eingebettet ({pending} warten)",

@@ -142,6 +142,11 @@ export const panelStyles = css`
       border-color: var(--error-color);
       color: var(--error-color);
     }
+    .notice {
+      margin: 8px 0;
+      color: var(--primary-text-color);
+      font-size: 14px;
+    }
     .error {
       margin: 8px 16px;
       color: var(--error-color);

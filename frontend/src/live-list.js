@@ -1,0 +1,32 @@
+// A paged list that stays where the person left it when something changes.
+//
+// A live update (memory/subscribe: digestion, another device, a re-embedding
+// batch) reads the list again as deep as it was shown, page by page, instead
+// of falling back to its first page: the rows below the first 50, the scroll
+// position and the selection stay. Only the selected rows that are no longer
+// in the list are unselected, and the panel says how many.
+
+// Read `message` (a paged websocket command) again until `shown` rows (at
+// least one page) are back, or the list ends. `current()` tells whether this
+// is still the newest question; when it is not, the answer is null.
+export async function rereadPages(hass, message, key, shown, page, current) {
+  const want = Math.max(page, shown);
+  const rows = [];
+  let cursor = null;
+  let total = 0;
+  do {
+    const reply = await hass.callWS(cursor ? { ...message, cursor } : message);
+    if (!current()) return null;
+    rows.push(...reply[key]);
+    cursor = reply.cursor;
+    total = reply.total;
+  } while (cursor && rows.length < want);
+  return { rows, cursor, total };
+}
+
+// The selected ids that are still among `rows`, and how many are not.
+export function keptSelection(selected, rows) {
+  const present = new Set(rows.map((row) => row.id));
+  const kept = new Set([...selected].filter((id) => present.has(id)));
+  return { kept, dropped: selected.size - kept.size };
+}
