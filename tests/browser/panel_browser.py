@@ -15,8 +15,10 @@ with Playwright:
   owner and tag filters find one; a memory opens; forget, find it among the
   forgotten, restore; a memory added meanwhile appears without reload; add
   one in the panel, reword it and see the old wording as its history, find
-  it by other words and by its tag;
-  select one and forget it from the selection bar;
+  it by other words and by its tag; tick three memories, let writes from
+  elsewhere (added, forgotten) update the list live: the ticks stay, the one
+  forgotten elsewhere is unselected with a notice, and the selection bar
+  forgets exactly the ticked ones;
 - a conversation: the owner talks to Home Assistant's own `ollama` agent
   (on a scripted Ollama server, `tests/ollama_server.py`, that also answers
   as the AI Task entity); in the Conversations view it waits for digestion;
@@ -91,7 +93,9 @@ def ai_task_answer(request: dict[str, Any]) -> str | None:
     fields = shape.get("properties", {})
     said = "\n".join(str(message.get("content", "")) for message in request["messages"])
     if "memories" in fields:
-        lines = [line for line in _LINE.findall(said) if line[1] != "assistant"]
+        lines = [
+            line for line in _LINE.findall(said) if not line[1].startswith("assistant")
+        ]
         if not lines:
             return json.dumps({"memories": [], "summary": "Nothing to keep."})
         message_id, speaker, _text = lines[0]
@@ -260,23 +264,24 @@ class Api:
     def __init__(self, session: aiohttp.ClientSession, base: str, token: str) -> None:
         """Talk to `base` with the owner's access token."""
         self.session, self.base, self.token = session, base, token
-        self._ws: aiohttp.ClientWebSocketResponse | None = None
-        self._id = 0
 
     async def ws(self, **message: Any) -> Any:
-        """Send one websocket command; return its result."""
-        if self._ws is None:
-            self._ws = await self.session.ws_connect(f"{self.base}/api/websocket")
-            await self._ws.receive_json()
-            await self._ws.send_json({"type": "auth", "access_token": self.token})
-            assert (await self._ws.receive_json())["type"] == "auth_ok"
-        self._id += 1
-        await self._ws.send_json({"id": self._id, **message})
-        while True:
-            reply = await self._ws.receive_json()
-            if reply.get("id") == self._id and reply["type"] == "result":
-                assert reply["success"], reply
-                return reply["result"]
+        """Send one websocket command on a connection of its own; return its result.
+
+        A connection per command: one kept open between commands is not read
+        while the browser works, so it cannot answer Home Assistant's
+        heartbeat, and a slow machine sees it closed under it.
+        """
+        async with self.session.ws_connect(f"{self.base}/api/websocket") as socket:
+            await socket.receive_json()
+            await socket.send_json({"type": "auth", "access_token": self.token})
+            assert (await socket.receive_json())["type"] == "auth_ok"
+            await socket.send_json({"id": 1, **message})
+            while True:
+                reply = await socket.receive_json()
+                if reply.get("id") == 1 and reply["type"] == "result":
+                    assert reply["success"], reply
+                    return reply["result"]
 
     async def ollama_entities(self) -> tuple[str, str]:
         """Return the `ollama` agent's and AI Task's entity ids; make the AI Task preferred."""
@@ -314,11 +319,6 @@ class Api:
         """Return the id of the memory with exactly this text (memory/browse)."""
         found = await self.ws(type="memory/browse", query=content)
         return int(next(m["id"] for m in found["memories"] if m["content"] == content))
-
-    async def close(self) -> None:
-        """Close the websocket."""
-        if self._ws is not None:
-            await self._ws.close()
 
 
 async def open_panel(
@@ -434,7 +434,6 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             )
             assert await hers.get_by_text(GRANDMA).count() == 0
             await browser.close()
-            await api.close()
     return timings
 
 
@@ -583,14 +582,69 @@ async def owner_checks(
         hidden="The bins go out on Thursday evening",
     )
     await filter_by_tag(page, "")
-    # Select one, forget it from the selection bar.
-    window = await api.search_id("The window cleaner comes on Fridays")
-    await page.get_by_label(f"Select memory #{window}").check()
-    await page.get_by_role("toolbar").get_by_role("button", name="Forget").click()
-    await page.get_by_text("The window cleaner comes on Fridays").wait_for(
-        state="hidden", timeout=WAIT_MS
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
     )
+    await selection_checks(page, api)
     return page
+
+
+async def selection_checks(page: Page, api: Api) -> None:
+    """Tick memories; writes from elsewhere keep the ticks; forget exactly those.
+
+    A live update (another device adds, forgets, rewords) reads the list
+    again: the ticked memories stay ticked, one forgotten elsewhere is
+    unselected with a notice, and the selection bar forgets exactly the
+    ticked ones.
+    """
+    ticked = {
+        text: await api.search_id(text)
+        for text in (
+            "The window cleaner comes on Fridays",
+            "The guest room stays at 20 degrees",
+            "Anna's running shoes are size 39",
+        )
+    }
+    for memory_id in ticked.values():
+        box = page.get_by_label(f"Select memory #{memory_id}")
+        await box.check()
+        assert await box.is_checked()
+    toolbar = page.get_by_role("toolbar")
+    await toolbar.get_by_text("3 selected").wait_for(timeout=WAIT_MS)
+    # Writes from elsewhere, each a live update of the open list.
+    elsewhere = [
+        "The dishwasher tablets are under the sink",
+        "The spare key is with the neighbours at number 12",
+    ]
+    for text in elsewhere:
+        await api.add(text)
+        await page.get_by_text(text).wait_for(timeout=WAIT_MS)
+    for memory_id in ticked.values():
+        assert await page.get_by_label(f"Select memory #{memory_id}").is_checked()
+    await toolbar.get_by_text("3 selected").wait_for(timeout=WAIT_MS)
+    # One of the ticked is forgotten elsewhere: it leaves the list and the
+    # selection, and the panel says so.
+    shoes = ticked.pop("Anna's running shoes are size 39")
+    await api.ws(type="memory/forget", memory_ids=[shoes])
+    await (
+        page.get_by_role("status").get_by_text("Unselected 1").wait_for(timeout=WAIT_MS)
+    )
+    await toolbar.get_by_text("2 selected").wait_for(timeout=WAIT_MS)
+    await api.ws(type="memory/restore", memory_ids=[shoes])
+    await page.get_by_text("Anna's running shoes are size 39").wait_for(timeout=WAIT_MS)
+    assert not await page.get_by_label(f"Select memory #{shoes}").is_checked()
+    # Forget the ticked: exactly those leave; what was written elsewhere stays.
+    await toolbar.get_by_role("button", name="Forget").click()
+    for text in ticked:
+        await page.get_by_text(text).wait_for(state="hidden", timeout=WAIT_MS)
+    for text in [*elsewhere, "Anna's running shoes are size 39"]:
+        await page.get_by_text(text).wait_for(timeout=WAIT_MS)
+    active = await api.ws(type="memory/browse", limit=50)
+    listed = {memory["id"] for memory in active["memories"]}
+    assert listed.isdisjoint(ticked.values()), listed
+    assert shoes in listed
+    archived = await api.ws(type="memory/browse", status="archived", limit=50)
+    assert {memory["id"] for memory in archived["memories"]} == set(ticked.values())
 
 
 async def conversation_checks(page: Page, folder: Path) -> None:
