@@ -23,7 +23,7 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 import probatio
 
-from .access import Caller, async_caller
+from .access import Caller, async_caller, async_shown_memories
 from .const import (
     ATTR_CONTENT,
     ATTR_CONVERSATION,
@@ -74,7 +74,16 @@ from .engine.markdown import memory_scopes
 from .errors import store_error, translated_errors
 from .export import async_export, audience
 from .runtime import MemoryConfigEntry, loaded_entry
-from .validation import DAYS, DURATION, LANGUAGE, PERSON, ROW_ID, check_ids, moment
+from .validation import (
+    DAYS,
+    DURATION,
+    LANGUAGE,
+    PERSON,
+    ROW_ID,
+    ActionSchema,
+    check_ids,
+    moment,
+)
 
 SERVICE_ADD = "add"
 SERVICE_SEARCH = "search"
@@ -111,7 +120,7 @@ _SEARCH_FIELDS: dict[probatio.Marker, Any] = {
     probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
 }
 
-ADD_SCHEMA = probatio.Schema(
+ADD_SCHEMA = ActionSchema(
     {
         probatio.Required(ATTR_CONTENT): cv.string,
         probatio.Optional(ATTR_TYPE, default=str(MemoryType.FACT)): probatio.In(TYPES),
@@ -124,8 +133,8 @@ ADD_SCHEMA = probatio.Schema(
         probatio.Optional(ATTR_LANGUAGE): LANGUAGE,
     }
 )
-SEARCH_SCHEMA = probatio.Schema(_SEARCH_FIELDS)
-FORGET_SCHEMA = probatio.Schema(
+SEARCH_SCHEMA = ActionSchema(_SEARCH_FIELDS)
+FORGET_SCHEMA = ActionSchema(
     {
         probatio.Exclusive(ATTR_IDS, "target"): probatio.All(
             cv.ensure_list, probatio.Length(min=1, max=500), [ROW_ID]
@@ -135,20 +144,20 @@ FORGET_SCHEMA = probatio.Schema(
         probatio.Optional(ATTR_PURGE, default=False): cv.boolean,
     }
 )
-GET_SCHEMA = probatio.Schema({probatio.Required(ATTR_ID): ROW_ID})
-DIGEST_SCHEMA: Final = probatio.Schema(
+GET_SCHEMA = ActionSchema({probatio.Required(ATTR_ID): ROW_ID})
+DIGEST_SCHEMA: Final = ActionSchema(
     {
         probatio.Exclusive(ATTR_CONVERSATION_ID, "target"): cv.string,
         probatio.Exclusive(ATTR_CONVERSATION, "target"): ROW_ID,
     }
 )
-EXPORT_SCHEMA: Final = probatio.Schema(
+EXPORT_SCHEMA: Final = ActionSchema(
     {
         probatio.Optional(ATTR_PERSON): PERSON,
         probatio.Optional(ATTR_EVERYTHING, default=False): cv.boolean,
     }
 )
-PROFILE_SCHEMA: Final = probatio.Schema({probatio.Optional(ATTR_PERSON): PERSON})
+PROFILE_SCHEMA: Final = ActionSchema({probatio.Optional(ATTR_PERSON): PERSON})
 
 
 def person_scope(caller: Caller, person: str | None) -> str:
@@ -401,7 +410,9 @@ async def _async_get(call: ServiceCall) -> ServiceResponse:
     item_id: int = call.data[ATTR_ID]
     check_ids([item_id])
     items = await reachable_items(entry.runtime_data.store, caller, [item_id])
-    return cast("ServiceResponse", caller.shown(items[item_id]).as_dict())
+    log = entry.runtime_data.conversations
+    [item] = await async_shown_memories(caller, log, [items[item_id]])
+    return cast("ServiceResponse", item.as_dict())
 
 
 async def _async_digest(call: ServiceCall) -> ServiceResponse:

@@ -105,3 +105,53 @@ def check_ids(ids: Iterable[int]) -> None:
             translation_key="id_out_of_range",
             translation_placeholders={"max": str(MAX_ROW_ID)},
         )
+
+
+# probatio's own words for a refusal, by its translation key: the ones an
+# action's data can meet, each with a message of ours in translations/en.json.
+_REFUSALS: Final = {
+    "range_min": "invalid_field_min",
+    "range_max": "invalid_field_max",
+    "range_min_exclusive": "invalid_field_above",
+    "length_min": "invalid_field_few",
+    "length_max": "invalid_field_many",
+    "value_one_of": "invalid_field_choice",
+    "expected_type": "invalid_field_type",
+    "not_a_valid_option": "invalid_field_unknown",
+}
+
+
+class ActionSchema(probatio.Schema):
+    """An action's schema whose refusal is a translated `ServiceValidationError`.
+
+    Home Assistant's REST API answers a schema's `Invalid` with a bare
+    "400: Bad Request" and no text; a `ServiceValidationError` reaches every
+    caller (REST, websocket, scripts, the UI) with its translated message.
+    The message names the field and what it must be, never the value given
+    (it may be a memory's text).
+    """
+
+    def __call__(self, data: Any, **kwargs: Any) -> Any:
+        """Validate `data`; refuse it with a translated error."""
+        try:
+            return super().__call__(data, **kwargs)
+        except probatio.Invalid as err:
+            first = getattr(err, "errors", None) or [err]
+            raise refusal(first[0]) from err
+
+
+def refusal(err: probatio.Invalid) -> ServiceValidationError:
+    """Translate one schema error: the field, and what it must be."""
+    field = ".".join(str(part) for part in err.path) or "data"
+    placeholders = {
+        key: ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in (err.placeholders or {}).items()
+    }
+    key = _REFUSALS.get(err.translation_key or "")
+    if key is None:
+        key, placeholders = "invalid_field", {"error": err.error_message}
+    return ServiceValidationError(
+        translation_domain=DOMAIN,
+        translation_key=key,
+        translation_placeholders={"field": field, **placeholders},
+    )

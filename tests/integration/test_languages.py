@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from homeassistant.core import HomeAssistant
-import probatio
+from homeassistant.exceptions import ServiceValidationError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -58,9 +58,9 @@ async def test_a_bad_language_is_refused(
     mock_config_entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
     await hass.async_block_till_done()
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(hass, "add", {"content": "Bins on Thursday", "language": language})
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(hass, "search", {"query": "bins", "language": language})
     assert await search_ids(hass, query="bins") == []
 

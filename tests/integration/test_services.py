@@ -20,9 +20,9 @@ from homeassistant.exceptions import (
     UnknownUser,
 )
 from homeassistant.setup import async_setup_component
-import probatio
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.const import DOMAIN
@@ -183,7 +183,7 @@ async def test_search_filters(
     assert await search_ids(hass, query="*") == [ben, anna, old]
     assert await search_ids(hass) == [ben, anna, old]
 
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(
             hass,
             "search",
@@ -398,8 +398,8 @@ async def test_add_content_limits(
 async def test_add_schema_errors(
     hass: HomeAssistant, init_integration: MockConfigEntry, data: dict[str, Any]
 ) -> None:
-    """What the schema refuses raises probatio.Invalid before anything runs."""
-    with pytest.raises(probatio.Invalid):
+    """What the schema refuses is a translated refusal before anything runs."""
+    with pytest.raises(ServiceValidationError):
         await call(hass, "add", data)
 
     assert await _all_ids(hass) == []
@@ -450,10 +450,52 @@ async def test_search_schema_errors(
     """Search and forget share the filters, and refuse the same bad values."""
     item_id = await add(hass, "The garden hose is in the shed")
 
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(hass, service, {"query": "garden", **data})
 
     assert (await call(hass, "get", {"id": item_id}))["status"] == "active"
+
+
+@pytest.mark.parametrize(
+    ("service", "data", "message"),
+    [
+        ("search", {"limit": 0}, "The action's `limit` must be at least 1"),
+        ("search", {"limit": 51}, "The action's `limit` must be at most 50"),
+        ("search", {"limit": "many"}, "The action's `limit` must be of type int"),
+        (
+            "search",
+            {"status": "bogus"},
+            "The action's `status` must be one of: active, any, archived, superseded",
+        ),
+        ("add", {"content": "x", "colour": "red"}, "This action has no field `colour`"),
+        (
+            "forget",
+            {"ids": list(range(1, 502))},
+            "The action's `ids` must have at most 500 items",
+        ),
+        (
+            "search",
+            {"since": "9999-01-01T00:00:00+00:00"},
+            "The action's `since` is not valid: the date must be from 1900 to 8999",
+        ),
+    ],
+)
+async def test_refusals_have_their_message_over_rest(
+    hass: HomeAssistant,
+    hass_client: ClientSessionGenerator,
+    init_integration: MockConfigEntry,
+    service: str,
+    data: dict[str, Any],
+    message: str,
+) -> None:
+    """A refused call answers HTTP 400 with its translated message, not a bare 400."""
+    assert await async_setup_component(hass, "api", {})
+    client = await hass_client()
+    response = await client.post(
+        f"/api/services/{DOMAIN}/{service}?return_response", json=data
+    )
+    assert response.status == 400
+    assert (await response.json())["message"] == message
 
 
 @pytest.mark.parametrize("service", ["search", "forget"])
@@ -507,7 +549,7 @@ async def test_id_schema_errors(
     """Ids that cannot be memory ids are refused by the schema."""
     item_id = await add(hass, "The garden hose is in the shed")
 
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(hass, service, data)
 
     assert (await call(hass, "get", {"id": item_id}))["status"] == "active"
@@ -982,7 +1024,7 @@ async def test_out_of_bounds_refused(
     if service == "add":
         data = {"content": "Guests stay a while", **data}
 
-    with pytest.raises(probatio.Invalid):
+    with pytest.raises(ServiceValidationError):
         await call(hass, service, data)
 
     assert await _all_ids(hass) == [kept]
