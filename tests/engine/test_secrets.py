@@ -200,3 +200,65 @@ def test_hidden_characters_hide_no_secret(text: str, shown: str) -> None:
     """
     assert redacted(text) == shown
     assert has_secret(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Das Passwort steht auf dem Zettel am Kühlschrank",
+        "Der Code für das Gartentor ist derselbe wie letztes Jahr",
+        "Het wachtwoord staat op de router",
+        "Le code du portail est sur le frigo",
+        "La contraseña está en la nevera",
+        "Hasło jest na lodówce",
+        "Lösenordet står på routern",
+        "Koden står på køleskabet",
+        "Salasana on jääkaapin ovessa",
+        "Пароль записан на холодильнике",
+        "密码在冰箱上",
+        "パスワードは冷蔵庫に貼ってある",
+        "The PIN was changed on Monday",
+        "Der Code wurde am 3. Mai geändert",
+        "Kod do bramy zmieniliśmy 3 maja",
+        "Код поменяли 3 мая",
+        "Koodi vaihdettiin 3. toukokuuta",
+        "Das Passwort hat 12 Zeichen",
+        "Hasło ma 12 znaków",
+        "Пароль из 12 символов",
+        "密码有12位",
+        "暗証番号は4桁です",
+        "De postcode is 1234 AB",
+        "Der Barcode auf der Packung ist 4006381333931",
+        "Diskmaskinen visar felkod E15",
+        "Astianpesukone näyttää virhekoodin E15",
+        "Посудомойка показывает код ошибки E15",
+        "El lavavajillas muestra el código de error E15",
+    ],
+)
+def test_mentions_without_a_value_are_kept(text: str) -> None:
+    """Where a code is, when it changed, how long it is: no value, in any language.
+
+    Nor a harmless code glued to its kind ("Postcode", "felkod", "код ошибки").
+    """
+    assert redact_secrets(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Das Garagentor hat den Code 4512", "Das Garagentor hat den Code [redacted]"),
+        ("Der Alarmanlagen-Code ist 7 7 8 8", "Der Alarmanlagen-Code ist [redacted]"),
+        ("Le code de l'interphone est 12B34", "Le code de l'interphone est [redacted]"),
+        ("Passordet til PC-en er katt2020", "Passordet til PC-en er [redacted]"),
+        ("Tietokoneen salasana on kissa2020", "Tietokoneen salasana on [redacted]"),
+        ("Пароль от компьютера kotik2020", "Пароль от компьютера [redacted]"),
+        ("Pinkoden är ett två tre fyra", "Pinkoden är [redacted]"),
+        ("电脑密码是abc12345，别告诉别人", "电脑密码是[redacted]，别告诉别人"),
+        ("パソコンのパスワードはneko2020です", "パソコンのパスワードは[redacted]です"),
+        ("The code is 4 5 1 2, says Ben", "The code is [redacted], says Ben"),
+    ],
+)
+def test_codes_in_every_language(text: str, shown: str) -> None:
+    """Compounds, spoken and spaced digits, values glued to CJK: the value goes."""
+    assert redacted(text) == shown
+    assert redacted(shown) == shown
