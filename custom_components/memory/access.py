@@ -9,6 +9,9 @@ LLM tools, recall and capture) uses `async_assistant_caller` instead, which
 never reaches another person's memories, admins included. Codes, PINs and
 passwords are shown only to an identified person in the text's scope
 (`Caller.sees_secrets`); anyone else reads "[redacted]" in their place.
+Where a memory came from (user, conversation, agent, device, message) is
+shown only to one who may read that conversation (`async_shown_memories`):
+a conversation id is a key to Home Assistant's chat history of it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from homeassistant.exceptions import UnknownUser
 from homeassistant.helpers import llm
 
 from .const import CONF_SATELLITE_PERSONS
-from .engine import HOUSEHOLD, MemoryItem, SearchHit, Signal, StoredMessage
+from .engine import (
+    HOUSEHOLD,
+    ConversationLog,
+    MemoryItem,
+    SearchHit,
+    Signal,
+    Source,
+    StoredMessage,
+)
 from .engine.secrets import found_without_secrets, redacted
 
 
@@ -33,6 +44,8 @@ class Caller:
 
     unrestricted: bool
     persons: tuple[str, ...]
+    # The Home Assistant user calling, if any: what they said is theirs to see.
+    user_id: str | None = None
 
     def reachable(self) -> tuple[str, ...] | None:
         """Scopes a search may cover; None means every scope."""
@@ -102,7 +115,11 @@ def caller_for_user(hass: HomeAssistant, user: User) -> Caller:
     The actions (`async_caller`) and the panel's websocket commands both
     resolve their user here.
     """
-    return Caller(unrestricted=user.is_admin, persons=async_user_persons(hass, user.id))
+    return Caller(
+        unrestricted=user.is_admin,
+        persons=async_user_persons(hass, user.id),
+        user_id=user.id,
+    )
 
 
 @callback
@@ -134,7 +151,55 @@ def async_assistant_caller(
         persons = (satellite_persons[device_id],)
     else:
         persons = ()
-    return Caller(unrestricted=False, persons=persons)
+    return Caller(unrestricted=False, persons=persons, user_id=user_id)
+
+
+async def async_readable_source(
+    caller: Caller,
+    log: ConversationLog,
+    item: MemoryItem,
+    readable: dict[int, bool] | None = None,
+) -> tuple[int, int | None] | None:
+    """Return the conversation row and message a memory came from, if in reach.
+
+    In reach: still kept, and the caller's reach spoke in it (the panel opens
+    it). Otherwise None, whether there is no such conversation or it is
+    someone else's: the two look the same. `readable` remembers the rows
+    already asked about.
+    """
+    source = await log.source_of(item)
+    if source is None:
+        return None
+    readable = {} if readable is None else readable
+    if source[0] not in readable:
+        entry = await log.entry(source[0], caller.reachable())
+        readable[source[0]] = entry is not None
+    return source if readable[source[0]] else None
+
+
+async def async_shown_memories(
+    caller: Caller, log: ConversationLog, items: Iterable[MemoryItem]
+) -> list[MemoryItem]:
+    """Return memories as this caller may read them: `Caller.shown`, and a source.
+
+    Where each came from (user, conversation, agent, device, message) is
+    shown to whom it reaches everything, to the user it came from, and to
+    one who may read its conversation (`async_readable_source`); anyone
+    else reads only its kind of origin ("from a conversation").
+    """
+    readable: dict[int, bool] = {}
+    shown: list[MemoryItem] = []
+    for item in items:
+        bare = Source(origin=item.source.origin)
+        sourced = (
+            caller.unrestricted
+            or (item.source == bare and item.message_id is None)
+            or (caller.user_id is not None and item.source.user_id == caller.user_id)
+            or await async_readable_source(caller, log, item, readable) is not None
+        )
+        kept = item if sourced else replace(item, source=bare, message_id=None)
+        shown.append(caller.shown(kept))
+    return shown
 
 
 def speaker(

@@ -4,7 +4,8 @@ Every command serves the connection's user with the same reach as the
 actions (`access.caller_for_user`: a non-admin reads the household's and
 their own person's memories, an admin everything) and the same secret
 rules (`Caller.shown`, `Caller.found`); a memory outside the reach is
-reported as unknown, like `memory.get` does. A search goes through the same
+reported as unknown, like `memory.get` does, and where a memory came from
+only to one who may read its conversation (`access.async_shown_memories`). A search goes through the same
 path as `memory.search` (`services.async_find_memories`). Errors leave
 translated (`errors.store_error`); bad input never becomes a server error.
 The subscription tells that something changed, never what: the panel asks
@@ -14,7 +15,7 @@ again with its own reach.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import Any, Final
 
 from homeassistant.components.websocket_api import async_register_command
@@ -30,7 +31,13 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 import probatio
 
-from .access import Caller, caller_for_user, scope_label
+from .access import (
+    Caller,
+    async_readable_source,
+    async_shown_memories,
+    caller_for_user,
+    scope_label,
+)
 from .const import (
     ATTR_CONTENT,
     ATTR_EXPIRES_AT,
@@ -82,12 +89,23 @@ def _caller(hass: HomeAssistant, connection: ActiveConnection) -> Caller:
     return caller_for_user(hass, connection.user)
 
 
-def _memory(item: MemoryItem, caller: Caller, label: Any) -> dict[str, Any]:
-    """Show a memory as the panel does: every field, its owner named."""
-    shown = caller.shown(item).as_dict()
-    shown["owner"] = label(item.scope)
-    shown["household"] = item.scope == HOUSEHOLD
-    return shown
+async def _memories(
+    hass: HomeAssistant, caller: Caller, items: Iterable[MemoryItem]
+) -> list[dict[str, Any]]:
+    """Show memories as the panel does: every field, the owner named.
+
+    Secrets and sources as the caller may read them (`async_shown_memories`).
+    """
+    label = scope_label(hass)
+    log = loaded_entry(hass).runtime_data.conversations
+    return [
+        {
+            **item.as_dict(),
+            "owner": label(item.scope),
+            "household": item.scope == HOUSEHOLD,
+        }
+        for item in await _run(async_shown_memories(caller, log, items))
+    ]
 
 
 async def _run[T](call: Awaitable[T]) -> T:
@@ -141,7 +159,6 @@ async def ws_browse(
     """List memories: searched by relevance, or a page newest or most recalled first."""
     entry = loaded_entry(hass)
     caller = _caller(hass, connection)
-    label = scope_label(hass)
     scopes = _scopes(caller, msg.get("person"))
     types = tuple(MemoryType(kind) for kind in msg["types"])
     text = msg["query"].strip()
@@ -174,12 +191,13 @@ async def ws_browse(
             and (not origins or hit.item.source.origin in origins)
             and (until is None or hit.item.created_at < until)
         ]
+        shown = await _memories(hass, caller, [hit.item for hit in hits])
         connection.send_result(
             msg["id"],
             {
                 "memories": [
-                    {**_memory(hit.item, caller, label), "score": round(hit.score, 4)}
-                    for hit in hits
+                    {**memory, "score": round(hit.score, 4)}
+                    for memory, hit in zip(shown, hits, strict=True)
                 ],
                 "total": len(hits),
                 "cursor": None,
@@ -205,7 +223,7 @@ async def ws_browse(
     connection.send_result(
         msg["id"],
         {
-            "memories": [_memory(item, caller, label) for item in page.items],
+            "memories": await _memories(hass, caller, page.items),
             "total": page.total,
             "cursor": page.cursor,
         },
@@ -226,35 +244,25 @@ async def ws_get(
 ) -> None:
     """One memory, with what it superseded and what superseded it (those in reach)."""
     caller = _caller(hass, connection)
-    label = scope_label(hass)
     store, items = await _reachable(hass, caller, [msg["memory_id"]])
     item = items[msg["memory_id"]]
     before, after = await _run(store.history(item))
     log = loaded_entry(hass).runtime_data.conversations
-    source = await _run(log.source_of(item))
-    if (
-        source is not None
-        and await _run(log.entry(source[0], caller.reachable())) is None
-    ):
-        source = None  # someone else's conversation: not theirs to open
+    # Someone else's conversation is not theirs to open (nor to be named).
+    source = await _run(async_readable_source(caller, log, item))
+    older = [memory for memory in before if caller.may_reach(memory.scope)]
+    newer = [memory for memory in after if caller.may_reach(memory.scope)]
+    shown = await _memories(hass, caller, [item, *older, *newer])
     connection.send_result(
         msg["id"],
         {
-            "memory": _memory(item, caller, label),
+            "memory": shown[0],
             # Where it came from, if that conversation is still kept and
             # the user spoke in it, or the household did (the panel opens it
             # with memory/conversation and this memory's id).
             "has_conversation": source is not None,
-            "superseded": [
-                _memory(older, caller, label)
-                for older in before
-                if caller.may_reach(older.scope)
-            ],
-            "superseded_by": [
-                _memory(newer, caller, label)
-                for newer in after
-                if caller.may_reach(newer.scope)
-            ],
+            "superseded": shown[1 : 1 + len(older)],
+            "superseded_by": shown[1 + len(older) :],
         },
     )
 
@@ -393,7 +401,7 @@ async def ws_update(
         replaced = old.id if old.id != item.id else None
     connection.send_result(
         msg["id"],
-        {"memory": _memory(item, caller, scope_label(hass)), "replaced": replaced},
+        {"memory": (await _memories(hass, caller, [item]))[0], "replaced": replaced},
     )
 
 
@@ -422,7 +430,6 @@ async def ws_overview(
     """Give counts within the user's reach, their profiles, and the system's health."""
     entry = loaded_entry(hass)
     caller = _caller(hass, connection)
-    label = scope_label(hass)
     data = entry.runtime_data
     store = data.store
     scopes = caller.reachable()
@@ -446,12 +453,11 @@ async def ws_overview(
         msg["id"],
         {
             "counts": counts,
-            "profiles": [
-                _memory(item, caller, label)
-                for item in sorted(
-                    profiles.values(), key=lambda i: i.scope != HOUSEHOLD
-                )
-            ],
+            "profiles": await _memories(
+                hass,
+                caller,
+                sorted(profiles.values(), key=lambda i: i.scope != HOUSEHOLD),
+            ),
             # System figures, the same as the sensors show every user; the
             # digestion backlog counts the conversations within reach.
             "health": {

@@ -8,7 +8,9 @@ memories it gave, and which message to show first; `memory/digest_conversation`
 digests one now (the `memory.digest` path); `memory/erase_conversation`
 erases the user's part of one for good. The reach and the secret rules are
 the actions' (`access.caller_for_user`, `Caller.shown`): another person's
-message, or a conversation only they spoke in, is never sent, nor counted.
+message, or a conversation only they spoke in, is never sent, nor counted;
+a memory from such a conversation opens nothing, as one from no conversation
+(`access.async_readable_source`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import device_registry as dr, entity_registry as er
 import probatio
 
-from .access import Caller, caller_for_user, scope_label
+from .access import (
+    Caller,
+    async_readable_source,
+    async_shown_memories,
+    caller_for_user,
+    scope_label,
+)
 from .const import ATTR_CONVERSATION, DOMAIN
 from .engine import StoredMessage
 from .engine.conversation_browse import STATUSES, ConversationEntry, ConversationQuery
@@ -186,7 +194,9 @@ async def ws_conversation(
         check_ids([msg["memory_id"]])
         with translated_store_errors():
             items = await reachable_items(runtime.store, caller, [msg["memory_id"]])
-            source = await log.source_of(items[msg["memory_id"]])
+            # One answer whether it came from no conversation kept or from
+            # one out of reach: which it is, is not theirs to learn.
+            source = await async_readable_source(caller, log, items[msg["memory_id"]])
         if source is None:
             raise ServiceValidationError(
                 translation_domain=DOMAIN, translation_key="no_source_conversation"
@@ -208,6 +218,9 @@ async def ws_conversation(
         ][-MAX_MESSAGES:]
         gave = (await log.produced([entry.id], caller.reachable())).get(entry.id, [])
         memories = await runtime.store.get_many(gave)
+        shown = await async_shown_memories(
+            caller, log, (memories[i] for i in gave if i in memories)
+        )
     if at is not None and not any(message.id == at for message in messages):
         at = None  # another speaker's message, or one erased since
     first = next((m for m in messages if m.role == "user"), None)
@@ -219,11 +232,7 @@ async def ws_conversation(
             ),
             "messages": [_message(message, caller, label) for message in messages],
             "memories": [
-                {
-                    **caller.shown(item).as_dict(),
-                    "owner": label(item.scope),
-                }
-                for item in (memories[i] for i in gave if i in memories)
+                {**item.as_dict(), "owner": label(item.scope)} for item in shown
             ],
             "message_id": at,
         },

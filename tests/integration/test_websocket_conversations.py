@@ -17,8 +17,9 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from custom_components.memory.engine import NewMemory, Origin, Source
 from custom_components.memory.engine.digest_queue import ASSISTANT
 
+from . import call
 from .ai_task_agent import ScriptedAITask
-from .assist import Household, RecordingAgent, converse
+from .assist import AGENT_ID, Household, RecordingAgent, converse
 from .test_digestion import answer, memory, transcript
 from .test_websocket_api import ask, token_for
 
@@ -273,39 +274,107 @@ async def test_a_shared_conversation_shows_only_her_part(
     assert [m["speaker"] for m in left["messages"]] == ["Ben", "Ben"]
 
 
-async def test_a_household_memory_from_bens_conversation_does_not_open_it_for_anna(
+async def test_a_memory_from_bens_conversation_names_no_source_to_anna(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
     assist_agent: RecordingAgent,
     household: Household,
     hass_ws_client: WebSocketGenerator,
 ) -> None:
-    """Anna reads a household memory Ben's conversation gave, but not the conversation."""
+    """Anna (not an admin) reads a household memory Ben's conversation gave.
+
+    She learns that it came from a conversation, never whose, which, where
+    or from which message: not over the panel, nor through the actions (a
+    conversation id would give her its chat history). Opening it answers as
+    for a memory from no conversation. A memory from a conversation she may
+    read (the kitchen's) shows its source; the owner sees every source.
+    """
     said = await converse(
-        hass, "The boiler is serviced in October", context=household.context("ben")
+        hass,
+        "The boiler is serviced in October",
+        context=household.context("ben"),
+        device_id="hall-satellite",
     )
+    kitchen = await converse(hass, "The bins go out on Thursday evening")
     await init_integration.runtime_data.capture.async_flush()
+    log = init_integration.runtime_data.conversations
+    rows = {c.conversation_id: c.id for c in await log.conversations()}
+    [spoken, _reply] = await log.messages(rows[said.conversation_id])
     store = init_integration.runtime_data.store
-    added = await store.add(
-        NewMemory(
-            content="The boiler is serviced in October",
-            source=Source(origin=Origin.TOOL, conversation_id=said.conversation_id),
-        )
+    bens = Source(
+        origin=Origin.DIGESTION,
+        conversation_id=said.conversation_id,
+        agent_id=AGENT_ID,
+        device_id="hall-satellite",
+        user_id=household.ben.id,
     )
-    memory_id = added.item.id
+    boiler = (
+        await store.add(
+            NewMemory(
+                content="The boiler is serviced in October",
+                source=bens,
+                message_id=spoken.id,
+            )
+        )
+    ).item.id
+    kitchens = Source(
+        origin=Origin.TOOL,
+        conversation_id=kitchen.conversation_id,
+        device_id="kitchen-satellite",
+    )
+    bins = (
+        await store.add(
+            NewMemory(content="The bins go out on Thursday", source=kitchens)
+        )
+    ).item.id
+    from_a_conversation = {
+        "origin": "digestion",
+        "conversation_id": None,
+        "agent_id": None,
+        "device_id": None,
+        "user_id": None,
+    }
+
     anna = await hass_ws_client(hass, await token_for(hass, household.anna))
-    got = await ask(anna, type="memory/get", memory_id=memory_id)
+    got = await ask(anna, type="memory/get", memory_id=boiler)
+    assert got["memory"]["source"] == from_a_conversation
+    assert got["memory"]["message_id"] is None
     assert got["has_conversation"] is False
-    refused = await ask(anna, type="memory/conversation", memory_id=memory_id)
-    assert refused["error"]["translation_key"] == "unknown_conversation"
+    page = await ask(anna, type="memory/browse")
+    searched = await ask(anna, type="memory/browse", query="boiler serviced")
+    sources = {m["id"]: m["source"] for m in page["memories"]}
+    assert sources == {boiler: from_a_conversation, bins: kitchens.as_dict()}
+    [hit] = searched["memories"]
+    assert (hit["id"], hit["source"]) == (boiler, from_a_conversation)
+    # Through the actions, as Anna: the same.
+    context = household.context("anna")
+    action = await call(hass, "get", {"id": boiler}, context=context)
+    assert (action["source"], action["message_id"]) == (from_a_conversation, None)
+    assert (await call(hass, "get", {"id": bins}, context=context))["source"] == (
+        kitchens.as_dict()
+    )
+
+    # One answer for a conversation out of reach and for none at all.
+    refused = await ask(anna, type="memory/conversation", memory_id=boiler)
+    added = await ask(anna, type="memory/add", content="The cat is called Miso")
+    none = await ask(anna, type="memory/conversation", memory_id=added["id"])
+    assert refused["error"]["translation_key"] == "no_source_conversation"
+    assert refused["error"] == none["error"]
+    assert str(rows[said.conversation_id]) not in refused["error"]["message"]
+    # What she added herself names her, as ever.
+    own = await ask(anna, type="memory/get", memory_id=added["id"])
+    assert own["memory"]["source"]["user_id"] == household.anna.id
+
     owner = await hass_ws_client(hass)
-    assert (await ask(owner, type="memory/get", memory_id=memory_id))[
-        "has_conversation"
-    ] is True
-    opened = await ask(owner, type="memory/conversation", memory_id=memory_id)
+    whole = await ask(owner, type="memory/get", memory_id=boiler)
+    assert whole["has_conversation"] is True
+    assert whole["memory"]["source"] == bens.as_dict()
+    assert whole["memory"]["message_id"] == spoken.id
+    opened = await ask(owner, type="memory/conversation", memory_id=boiler)
     assert opened["messages"][opened_index(opened)]["content"] == (
         "The boiler is serviced in October"
     )
+    assert (await call(hass, "get", {"id": boiler}))["source"] == bens.as_dict()
 
 
 def opened_index(opened: dict[str, Any]) -> int:
