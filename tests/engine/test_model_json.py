@@ -89,10 +89,16 @@ def test_raw_newline_inside_a_string() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "Nothing worth remembering.", "[1] and [2]", "<think>{'a': 1}</think>"],
+    [
+        "",
+        "Nothing worth remembering.",
+        "[1] and [2]",
+        "<think>{'a': 1}</think>",
+        "{'memories': [{'content': 'cut off here",
+    ],
 )
 def test_no_answer_raises(text: str) -> None:
-    """Prose, a citation and JSON only inside the reasoning are not answers."""
+    """Prose, a citation, JSON only in the reasoning, a cut-off answer: none."""
     with pytest.raises(ModelJSONError):
         read_json(text)
 
