@@ -11,8 +11,11 @@ exactly what those errors cost.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 import json
+from pathlib import Path
+import sys
 from typing import Any
 
 from aiohttp import ClientSession, web
@@ -294,3 +297,28 @@ async def test_an_openai_compatible_endpoint() -> None:
     calls = sum(len(speakers(row)) for row in rows)
     assert result.prompt_tokens == pytest.approx(700 * calls / 4)
     assert result.output_tokens == pytest.approx(90 * calls / 4)
+
+
+async def test_the_command_line(peer: OllamaPeer, tmp_path: Path) -> None:
+    """`python bench/digestion.py --ollama ...` prints the table, writes the JSON."""
+    peer.respond = responder(right)
+    out = tmp_path / "digestion.json"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(DATA.parents[1] / "digestion.py"),
+        *("--ollama", peer.url, "--model", MODEL, "--languages", "en,nl"),
+        *("--limit", "2", "--json", str(out)),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    stdout, _ = await process.communicate()
+    assert process.returncode == 0
+    assert "| all | 4 | 100% | 100% | 100% | 100% |" in stdout.decode()
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert (report["model"], report["schema"]) == (MODEL, True)
+    assert report["totals"]["recall"] == 1
+    assert [c["id"] for c in report["conversations"]] == [
+        "en-01",
+        "en-02",
+        "nl-01",
+        "nl-02",
+    ]
