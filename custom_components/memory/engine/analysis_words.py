@@ -22,6 +22,7 @@ import unicodedata
 import snowballstemmer  # type: ignore[import-untyped]
 
 from .languages import ANALYSED
+from .plurals import RESTEM, base_form, refine
 
 # Snowball algorithm of each analysed language (Polish: `_polish_stem`).
 SNOWBALL: Final[dict[str, str]] = {
@@ -96,7 +97,8 @@ def _stemmer(algorithm: str) -> _Stemmer:
 # Polish has no Snowball stemmer: a light one strips the longest of these
 # inflection endings that leaves at least three letters, so the cases and
 # numbers of a noun ("basen", "basenie", "basenu") and of a verbal noun
-# ("pływanie", "pływania", "pływaniu") share a stem.
+# ("pływanie", "pływania", "pływaniu") share a stem; a verb in -ać gets its
+# verbal noun's ("pływać" -> "pływan").
 _POLISH_ENDINGS: Final = tuple(
     sorted(
         [
@@ -113,6 +115,8 @@ _POLISH_MIN_STEM: Final = 3
 
 
 def _polish_stem(word: str) -> str:
+    if word.endswith("ać") and not word.endswith("ować"):
+        return word[:-2] + "an"
     for ending in _POLISH_ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= _POLISH_MIN_STEM:
             return word[: -len(ending)]
@@ -127,13 +131,18 @@ def stem(word: str, code: str) -> str:
     """
     if any(char.isdigit() for char in word):
         return word
+    base = base_form(word, code)
     algorithm = SNOWBALL.get(code)
     if algorithm is not None:
-        stemmed = _stemmer(algorithm).stemWord(word)
-        return stemmed or word
-    if code == "pl":
-        return _polish_stem(word)
-    return word
+        stemmer = _stemmer(algorithm)
+        stemmed = stemmer.stemWord(base) or base
+        if code in RESTEM:
+            stemmed = stemmer.stemWord(stemmed) or stemmed
+    elif code == "pl":
+        stemmed = _polish_stem(base)
+    else:
+        return word
+    return refine(stemmed, word, code)
 
 
 # -- folding ------------------------------------------------------------------
