@@ -38,7 +38,7 @@ from .analysis_words import APOSTROPHES, fold_char, fold_term, stem, stop_words
 from .compounds import PartKind, compound_tails, genitive_parts, word_parts
 from .languages import COMPOUNDING, language_code
 
-ANALYSIS_VERSION: Final[int] = 1
+ANALYSIS_VERSION: Final[int] = 2
 
 # Bounded so a pasted page cannot turn into a huge MATCH expression.
 MAX_QUERY_TERMS: Final = 32
