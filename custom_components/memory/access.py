@@ -162,19 +162,26 @@ async def async_readable_source(
 ) -> tuple[int, int | None] | None:
     """Return the conversation row and message a memory came from, if in reach.
 
-    In reach: still kept, and the caller's reach spoke in it (the panel opens
-    it). Otherwise None, whether there is no such conversation or it is
-    someone else's: the two look the same. `readable` remembers the rows
-    already asked about.
+    In reach: still kept, the caller's reach spoke in it (the panel opens
+    it), and the message it came from is one the caller may read (not the
+    words of someone who carried on a household conversation). Otherwise
+    None, whether there is no such conversation or it is someone else's:
+    the two look the same. `readable` remembers the rows already asked about.
     """
     source = await log.source_of(item)
     if source is None:
         return None
+    row, message = source
     readable = {} if readable is None else readable
-    if source[0] not in readable:
-        entry = await log.entry(source[0], caller.reachable())
-        readable[source[0]] = entry is not None
-    return source if readable[source[0]] else None
+    if row not in readable:
+        readable[row] = await log.entry(row, caller.reachable()) is not None
+    if not readable[row]:
+        return None
+    if message is not None and not caller.unrestricted:
+        said = (await log.get_messages([message])).get(message)
+        if said is None or not caller.may_reach(said.scope):
+            return None
+    return source
 
 
 async def async_shown_memories(

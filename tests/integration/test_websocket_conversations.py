@@ -7,6 +7,7 @@ connection: the reach comes from who is connected, as in the panel.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from homeassistant.components.ai_task import GenDataTask
@@ -19,7 +20,7 @@ from custom_components.memory.engine.digest_queue import ASSISTANT
 
 from . import call
 from .ai_task_agent import ScriptedAITask
-from .assist import AGENT_ID, Household, RecordingAgent, converse
+from .assist import AGENT_ID, BEN, Household, RecordingAgent, converse
 from .test_digestion import answer, memory, transcript
 from .test_websocket_api import ask, token_for
 
@@ -327,6 +328,29 @@ async def test_a_memory_from_bens_conversation_names_no_source_to_anna(
             NewMemory(content="The bins go out on Thursday", source=kitchens)
         )
     ).item.id
+    # Ben carries on the kitchen's conversation: Anna may open it (the
+    # household spoke in it), but what he said there is not hers to trace.
+    await converse(
+        hass,
+        "And the recycling goes out on Friday morning",
+        context=household.context("ben"),
+        conversation_id=kitchen.conversation_id,
+    )
+    await init_integration.runtime_data.capture.async_flush()
+    [his] = [
+        m
+        for m in await log.messages(rows[kitchen.conversation_id])
+        if m.scope == BEN and m.role == "user"
+    ]
+    recycling = (
+        await store.add(
+            NewMemory(
+                content="The recycling goes out on Friday",
+                source=replace(bens, conversation_id=kitchen.conversation_id),
+                message_id=his.id,
+            )
+        )
+    ).item.id
     from_a_conversation = {
         "origin": "digestion",
         "conversation_id": None,
@@ -343,7 +367,15 @@ async def test_a_memory_from_bens_conversation_names_no_source_to_anna(
     page = await ask(anna, type="memory/browse")
     searched = await ask(anna, type="memory/browse", query="boiler serviced")
     sources = {m["id"]: m["source"] for m in page["memories"]}
-    assert sources == {boiler: from_a_conversation, bins: kitchens.as_dict()}
+    assert sources == {
+        boiler: from_a_conversation,
+        bins: kitchens.as_dict(),
+        recycling: from_a_conversation,
+    }
+    assert (await ask(anna, type="memory/get", memory_id=bins))["has_conversation"]
+    assert not (await ask(anna, type="memory/get", memory_id=recycling))[
+        "has_conversation"
+    ]
     [hit] = searched["memories"]
     assert (hit["id"], hit["source"]) == (boiler, from_a_conversation)
     # Through the actions, as Anna: the same.
@@ -375,6 +407,9 @@ async def test_a_memory_from_bens_conversation_names_no_source_to_anna(
         "The boiler is serviced in October"
     )
     assert (await call(hass, "get", {"id": boiler}))["source"] == bens.as_dict()
+    assert (await ask(owner, type="memory/get", memory_id=recycling))[
+        "has_conversation"
+    ]
 
 
 def opened_index(opened: dict[str, Any]) -> int:
