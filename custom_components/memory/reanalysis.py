@@ -4,7 +4,9 @@ After the upgrade to per-language keyword search, and whenever the analysers
 change, stored memories and messages are re-analysed in batches
 (`MemoryStore.reanalyse`). It runs as a task after set-up, so set-up never
 waits for it, and stops when the entry unloads; what is left is done at the
-next start.
+next start. Then, once per version of the secret detector, vectors made
+from a value it now redacts are queued to be made again
+(`engine.secret_recheck`).
 """
 
 from __future__ import annotations
@@ -13,17 +15,21 @@ import asyncio
 import logging
 
 from .engine import MemoryStore, StoreError
+from .engine.secret_recheck import recheck
 
 _LOGGER = logging.getLogger(__name__)
 
 
 async def async_reanalyse(store: MemoryStore) -> int:
     """Re-analyse every row of an older analysis; return how many were done."""
-    done = 0
+    done = checked = 0
     try:
         while count := await store.reanalyse():
             done += count
             await asyncio.sleep(0)  # let searches and writes in between
+        while count := await recheck(store):
+            checked += count
+            await asyncio.sleep(0)
     except StoreError as err:
         # Closed meanwhile, or the disk is full: the rest waits for next time.
         _LOGGER.warning(
@@ -33,4 +39,6 @@ async def async_reanalyse(store: MemoryStore) -> int:
         )
     if done:
         _LOGGER.info("Search terms of %d memories and messages updated", done)
+    if checked:
+        _LOGGER.debug("%d memories and messages checked for secrets", checked)
     return done

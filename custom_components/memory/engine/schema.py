@@ -444,6 +444,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             WHERE conversation_id IS NOT NULL
         """,
     ),
+    # The store's own settings by name, such as how far a background pass
+    # got: `secret_recheck.py` keeps the secret detector's version whose
+    # findings the stored vectors reflect (none yet: every row is checked).
+    (
+        """
+        CREATE TABLE store_settings (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
