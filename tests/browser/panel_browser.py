@@ -24,6 +24,9 @@ with Playwright:
   as the AI Task entity); in the Conversations view it waits for digestion;
   "Digest now" digests it, the memory it gave opens, and its source opens
   the conversation again at the message it came from;
+- the README's quick start, step 3: the Ollama agent's ⚙ in Settings →
+  Devices & services offers "Control Home Assistant" with Assist and
+  Memory ticked;
 - as Anna, on a browser set to German (the panel speaks German): the
   household's and her own memories, never Ben's; the owner's conversation
   is not among hers.
@@ -402,6 +405,9 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             await shoot(
                 browser, base, tokens, args.screenshots or Path(folder) / "shots", page
             )
+            await agent_setting_checks(
+                browser, base, tokens, args.screenshots or Path(folder) / "shots"
+            )
             # Anna: the household's and her own, never Ben's.
             anna_tokens = await login(session, base, ANNA)
             # Anna's phone is set to German: so is the panel.
@@ -672,6 +678,30 @@ async def conversation_checks(page: Page, folder: Path) -> None:
     await page.screenshot(path=str(folder / "panel-conversation-desktop-light.png"))
     await page.get_by_role("button", name="Close").click()
     await page.get_by_role("tab", name="Memories").click()
+
+
+async def agent_setting_checks(
+    browser: Browser, base: str, tokens: dict[str, Any], folder: Path
+) -> None:
+    """Check the README's quick start, step 3: where an agent gets the Memory API.
+
+    Settings → Devices & services → Ollama → the conversation agent's ⚙
+    ("Reconfigure conversation agent") → "Control Home Assistant": Assist and
+    Memory, ticked (script/dev_config/seed.py ticked them, as a user would).
+    """
+    page = await open_panel(
+        browser, base, tokens, viewport={"width": 1280, "height": 900}
+    )
+    await page.goto(f"{base}/config/integrations/integration/ollama")
+    await page.get_by_role("button", name="Reconfigure conversation agent").click()
+    await page.get_by_text("Control Home Assistant").wait_for(timeout=WAIT_MS)
+    for api in ("Assist", "Memory"):
+        box = page.get_by_role("checkbox", name=api, exact=True)
+        await box.wait_for(timeout=WAIT_MS)
+        assert await box.is_checked(), api
+    folder.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(folder / "quick-start-agent-memory.png"))
+    await page.context.close()
 
 
 async def settled(page: Page) -> None:
