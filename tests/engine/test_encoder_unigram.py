@@ -135,3 +135,40 @@ def test_ties_resolve_as_in_the_library(tmp_path: Path) -> None:
     texts = ["ab", "abc", "ab ab", "a b c", "abcabc"]
     library = [e.ids for e in Tokenizer.from_file(str(path)).encode_batch(texts)]
     assert UnigramTokenizer(path).encode_batch_ids(texts) == library
+
+
+def test_a_special_token_after_the_pieces_stays_out_of_the_library(
+    trained: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """XLM-R lists <mask> after its 250k pieces: the library still gets four.
+
+    Handing the library every piece up to the highest special id would build
+    its large trie for the real vocabulary (about 170 MB).
+    """
+    path, texts = trained
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mask_id = len(data["model"]["vocab"])
+    data["model"]["vocab"].append(["<mask>", 0.0])
+    data["added_tokens"].append(
+        {
+            "id": mask_id,
+            "content": "<mask>",
+            "single_word": False,
+            "lstrip": True,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    )
+    with_mask = tmp_path / "tokenizer.json"
+    with_mask.write_text(json.dumps(data), encoding="utf-8")
+
+    compact = UnigramTokenizer(with_mask)
+
+    assert compact.library_pieces == 4
+    assert len(compact.ids) == mask_id + 1
+    library = Tokenizer.from_file(str(with_mask))
+    sample = texts[::53]
+    assert compact.encode_batch_ids(sample) == [
+        e.ids for e in library.encode_batch(sample)
+    ]

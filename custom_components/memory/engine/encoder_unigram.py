@@ -8,7 +8,8 @@ Python dict (about a fifth of that) and runs the same Viterbi search itself;
 `tokenizers` still does everything else from the same `tokenizer.json`: the
 normaliser (XLM-R's precompiled character map), the pre-tokenizer (Metaspace)
 and the special tokens around each text, through a copy of the file whose
-vocabulary holds only the special tokens.
+vocabulary holds only the special tokens that come first (`<s>`, `<pad>`,
+`</s>`, `<unk>`). Special tokens typed in a text are tokenized as text.
 
 The search follows `tokenizers`' `Unigram::encode` step for step (candidates
 by increasing length, a strictly better score replaces, a character no piece
@@ -97,15 +98,24 @@ class UnigramTokenizer:
         self.unk_score = min(scores) - _UNK_PENALTY
         self.max_chars = max(len(piece) for piece in pieces)
         self.fuse_unk = bool(model.get("fuse_unk", True))
-        # The same file with only the special tokens: the library runs the
-        # normaliser, the pre-tokenizer and the post-processor.
-        specials = [
-            token["id"]
+        # The same file with only the leading special tokens: the library runs
+        # the normaliser, the pre-tokenizer and the post-processor (whose ids
+        # are its own). Specials listed after the ordinary pieces (XLM-R's
+        # <mask> is id 250,001) stay out, or the library would be handed every
+        # piece and build its large trie after all.
+        added = [
+            token
             for token in rest.get("added_tokens") or []
             if isinstance(token, dict) and isinstance(token.get("id"), int)
         ]
-        keep = max([*specials, self.unk_id or 0, 0]) + 1
-        model["vocab"] = [[pieces[i], scores[i]] for i in range(min(keep, len(pieces)))]
+        specials = {token["id"] for token in added}
+        keep = (self.unk_id or 0) + 1
+        while keep in specials:
+            keep += 1
+        keep = min(keep, len(pieces))
+        rest["added_tokens"] = [token for token in added if token["id"] < keep]
+        model["vocab"] = [[pieces[i], scores[i]] for i in range(keep)]
+        self.library_pieces = keep
         del pieces
         self._frame = Tokenizer.from_str(json.dumps(rest))
         self._frame.no_padding()
