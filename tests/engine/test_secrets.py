@@ -233,6 +233,9 @@ def test_hidden_characters_hide_no_secret(text: str, shown: str) -> None:
         "Astianpesukone näyttää virhekoodin E15",
         "Посудомойка показывает код ошибки E15",
         "El lavavajillas muestra el código de error E15",
+        "The bakery opens at 7 and the season opens with 3 games",
+        "Der Laden öffnet um 8 Uhr",
+        "La tienda abre a las 9",
     ],
 )
 def test_mentions_without_a_value_are_kept(text: str) -> None:
@@ -256,6 +259,22 @@ def test_mentions_without_a_value_are_kept(text: str) -> None:
         ("电脑密码是abc12345，别告诉别人", "电脑密码是[redacted]，别告诉别人"),
         ("パソコンのパスワードはneko2020です", "パソコンのパスワードは[redacted]です"),
         ("The code is 4 5 1 2, says Ben", "The code is [redacted], says Ben"),
+        ("Der Türcode ist übrigens 5823", "Der Türcode ist übrigens [redacted]"),
+        ("The alarm code changed to 9034", "The alarm code changed to [redacted]"),
+        (
+            "Mon mot de passe Netflix est Renard2023",
+            "Mon mot de passe Netflix est [redacted]",
+        ),
+        (
+            "Die Kombination vom Tresor ist 4-4-9-1",
+            "Die Kombination vom Tresor ist [redacted]",
+        ),
+        (
+            "The key box opens with 2580, for Ben",
+            "The key box opens with [redacted], for Ben",
+        ),
+        ("La caja fuerte se abre con 8-0-3-6", "La caja fuerte se abre con [redacted]"),
+        ("De kluis gaat open met 7725", "De kluis gaat open met [redacted]"),
     ],
 )
 def test_codes_in_every_language(text: str, shown: str) -> None:

@@ -29,6 +29,7 @@ _COMPOUND_LABELS: Final = (
     r"koodi(?:nsa|mme|ksi|lla|ni|si|n|a|t)?",  # fi: ovikoodi, koodini
     r"passw(?:o|ö)r(?:t|d)(?:ene|et|es|e|s)?",  # de, en, da: WLAN-Passwort
     r"kennw(?:o|ö)rt(?:es|e|s)?|geheimzahl(?:en)?|geheimnummer",  # de
+    r"kombination(?:en)?",  # de, sv, da, no: Zahlenkombination
     r"wachtwoord(?:en)?",  # nl
     r"l(?:ö|o)senord(?:et|en)?",  # sv
     r"kodeord(?:ene|et)?|passord(?:ene|et)?",  # da, no
@@ -40,6 +41,9 @@ _COMPOUND_LABELS: Final = (
 _WORD_LABELS: Final = (
     r"pins?|kod|kodu|kodem|kodzie|has(?:ł|l)(?:o|a|em)|ha(?:ś|s)le",  # pl
     r"mot\s+de\s+passe|contrase(?:ñ|n)as?|c(?:ó|o)digos?|codice|senhas?",
+    # a safe's combination
+    r"combinations?|combinaison|combinaci(?:ó|o)n|combinazione|combinatie",
+    r"combina(?:ç|c)(?:ã|a)o|kombinacja|kombinacji|комбинация|комбинации",
     r"palavra[-\s]passe|parola\s+d['’]ordine",
 )
 # Words that say what a code is for ("of the gate", "do bramy"); after one,
@@ -67,7 +71,7 @@ _MINE: Final = (
 # Verbs and signs that give a code its value ("is", "to", "on", "—").
 _GIVES: Final = (
     r"[:=：]|—|–|"
-    r"is|are|was|became|becomes?|set\s+to|"  # en
+    r"is|are|was|became|becomes?|set\s+to|(?:was\s+|has\s+)?changed?\s+to|"  # en
     r"ist|lautet|war|hei(?:ß|ss)t|wird|"  # de
     r"luidt|wordt|"  # nl
     r"est|c['’]est|"  # fr
@@ -79,10 +83,12 @@ _GIVES: Final = (
     r"on|oli|"  # fi
     r"это|будет|был"  # ru
 )
-# "is now", "ist jetzt", "er nå".
+# "is now", "ist jetzt", "er nå", "ist übrigens".
 _NOW: Final = (
     r"now|jetzt|nu|nå|nyt|maintenant|ahora|ora|agora|teraz|"
-    r"теперь|сейчас|still|noch|immer\s+noch|fortfarande|stadig|yh(?:ä|a)"
+    r"теперь|сейчас|still|noch|immer\s+noch|fortfarande|stadig|yh(?:ä|a)|"
+    r"by\s+the\s+way|btw|actually|übrigens|uebrigens|trouwens|d['’]ailleurs|"
+    r"por\s+cierto|comunque|aliás|zresztą|förresten|forresten|muuten|кстати"
 )
 # Spoken digits, 0 to 9 (and the spoken alternatives), in each language.
 _DIGIT_WORDS: Final = (
@@ -218,6 +224,8 @@ WORDED: Final = re.compile(
         # Russian and Polish say it in the genitive: "код домофона",
         # "kod alarmu", "PIN tabletu babci"
       | (?:\s+{_NOT_TAIL}(?:[а-яё]+|[^\W\d_]+(?:u|a|y|i|ów|ego|iej))(?![\w])){{1,2}}
+        # a name before the verb: "mot de passe Netflix est"
+      | \s+(?-i:[A-Z])[\w\-]*(?=\s+(?:{_GIVES})(?![\w]))
     )?
     (?P<sep>
         (?:\s+(?:{_NOW})(?![\w]))?  # "ahora es", "agora é"
@@ -226,6 +234,33 @@ WORDED: Final = re.compile(
         \s*(?:["'`«»„“”‚‘]\s*)?
     )
     {_VALUE}
+    """
+)
+# Something that opens with a number: "the key box opens with 2580",
+# "la caja fuerte se abre con 8-0-3-6". Three digits at least.
+OPENS: Final = re.compile(
+    rf"""(?ix)
+    (?<![\w])
+    (?:
+        (?:opens?|opened|unlocks?|unlocked)\s+with
+      | (?:öffnet|öffnen|aufgeht)\s+(?:sich\s+)?mit|geht\s+mit(?=\s+[\d\-\s]+\s+auf)
+      | (?:gaat\s+open|opent|openen)\s+met
+      | s['’]ouvre\s+avec|ouvre\s+avec
+      | (?:se\s+)?abre(?:-se)?\s+c(?:on|om)
+      | si\s+apre\s+con|apre\s+con
+      | (?:öppnas|öppnar|går\s+upp)\s+med|(?:åbnes|åbner|åpnes|åpner)\s+med
+      | otwiera\s+się(?:\s+kodem|\s+szyfrem)?
+      | (?:aukeaa|avautuu)(?:\s+koodilla|\s+numerolla)?
+      | открывается(?:\s+кодом|\s+кодом|\s+паролем)?
+    )
+    (?:\s+(?:the\s+)?(?:code|number|pin)\b)?
+    \s*
+    (?P<value>
+        (?:\b(?:{_DIGIT_WORDS})\b|\d+)(?:[\s,\-]+(?:\b(?:{_DIGIT_WORDS})\b|\d+)){{2,}}
+            (?![^\W\d_])
+      | \d{{1,6}}(?:[ \-]\d{{1,6}})+\b
+      | \d{{3,}}(?![\w])
+    )
     """
 )
 # Chinese and Japanese: the label, what gives its value, the value.

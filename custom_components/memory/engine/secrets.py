@@ -27,6 +27,7 @@ from .secret_words import (
     HARMLESS_PREFIXES,
     HARMLESS_WORDS,
     NOT_VALUES,
+    OPENS,
     WORDED,
 )
 from .text import query_terms, term_coverage, visible
@@ -225,7 +226,14 @@ def redact_secrets(text: str) -> tuple[str, int]:
     soft hyphen inside "password" or "code" must not hide what follows.
     """
     text, count = _SHAPED.subn(REDACTED, visible(text))
-    spans = _merged([*_labelled_spans(text), *_worded_spans(text), *_cjk_spans(text)])
+    spans = _merged(
+        [
+            *_labelled_spans(text),
+            *_worded_spans(text),
+            *_cjk_spans(text),
+            *(match.span("value") for match in OPENS.finditer(text)),
+        ]
+    )
     redacted: list[str] = []
     position = 0
     for start, end in spans:
