@@ -8,7 +8,7 @@
 // memory/erase_conversation, which apply the user's reach.
 
 import { LitElement, css, html, nothing } from "lit";
-import { rereadPages } from "./live-list.js";
+import { appended, rereadPages } from "./live-list.js";
 import { known, translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
@@ -38,6 +38,9 @@ export class MemoryConversations extends LitElement {
     this._busy = false;
     this._error = "";
     this._loading = false;
+    // As in the panel's list: the question (the status filter) and its
+    // newest read; a *Show more* page is added to what the question shows.
+    this._question = 0;
     this._asked = 0;
   }
 
@@ -56,15 +59,17 @@ export class MemoryConversations extends LitElement {
   // Called by the panel when something changed (memory/subscribe): the list
   // as deep as it is shown, and the open conversation as it is now.
   async reload() {
+    const question = this._question;
     const asked = ++this._asked;
+    const current = () => question === this._question && asked === this._asked;
     try {
       const found = await rereadPages(
         this.hass,
         this._message(),
         "conversations",
-        this._items.length,
+        () => this._items.length,
         PAGE,
-        () => asked === this._asked,
+        current,
       );
       if (found) {
         this._items = found.rows;
@@ -73,7 +78,7 @@ export class MemoryConversations extends LitElement {
         this._error = "";
       }
     } catch (err) {
-      if (asked === this._asked) this._fail(err);
+      if (current()) this._fail(err);
     }
     if (this._open) await this._reopen();
   }
@@ -85,21 +90,23 @@ export class MemoryConversations extends LitElement {
   }
 
   async _load(more) {
-    const asked = ++this._asked;
+    const question = more ? this._question : ++this._question;
+    const asked = more ? this._asked : ++this._asked;
+    const current = () => question === this._question && (more || asked === this._asked);
     const message = this._message();
     if (more && this._cursor) message.cursor = this._cursor;
     this._loading = true;
     try {
       const page = await this.hass.callWS(message);
-      if (asked !== this._asked) return;
-      this._items = more ? [...this._items, ...page.conversations] : page.conversations;
+      if (!current()) return;
+      this._items = more ? appended(this._items, page.conversations) : page.conversations;
       this._total = page.total;
       this._cursor = page.cursor;
       this._error = "";
     } catch (err) {
-      if (asked === this._asked) this._fail(err);
+      if (current()) this._fail(err);
     } finally {
-      if (asked === this._asked) this._loading = false;
+      if (current()) this._loading = false;
     }
   }
 

@@ -6,11 +6,12 @@
 // position and the selection stay. Only the selected rows that are no longer
 // in the list are unselected, and the panel says how many.
 
-// Read `message` (a paged websocket command) again until `shown` rows (at
-// least one page) are back, or the list ends. `current()` tells whether this
-// is still the newest question; when it is not, the answer is null.
+// Read `message` (a paged websocket command) again until as many rows as
+// the list shows (`shown()`, asked after each page: a *Show more* may land
+// meanwhile; at least one page) are back, or the list ends. `current()`
+// tells whether this is still the newest read; when it is not, the answer
+// is null.
 export async function rereadPages(hass, message, key, shown, page, current) {
-  const want = Math.max(page, shown);
   const rows = [];
   let cursor = null;
   let total = 0;
@@ -20,8 +21,15 @@ export async function rereadPages(hass, message, key, shown, page, current) {
     rows.push(...reply[key]);
     cursor = reply.cursor;
     total = reply.total;
-  } while (cursor && rows.length < want);
+  } while (cursor && rows.length < Math.max(page, shown()));
   return { rows, cursor, total };
+}
+
+// `rows` followed by those of `more` that are not among them (a page read
+// after a live update may repeat a row the update already brought).
+export function appended(rows, more) {
+  const have = new Set(rows.map((row) => row.id));
+  return [...rows, ...more.filter((row) => !have.has(row.id))];
 }
 
 // The selected ids that are still among `rows`, and how many are not.

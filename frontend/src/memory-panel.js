@@ -17,7 +17,7 @@
 import { LitElement, html, nothing } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
-import { keptSelection, rereadPages } from "./live-list.js";
+import { appended, keptSelection, rereadPages } from "./live-list.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
@@ -77,6 +77,10 @@ export class MemoryPanel extends LitElement {
     this._selected = new Set();
     this._filtersOpen = false;
     this._notice = "";
+    // The list's question (filters, search) and its newest read of it: a
+    // new question outdates every read, a live update the reads before it;
+    // a *Show more* page is added to whatever the same question shows.
+    this._question = 0;
     this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
@@ -209,36 +213,39 @@ export class MemoryPanel extends LitElement {
 
   // A new question (a filter, the search) or the next page.
   async _load(more) {
-    const asked = ++this._asked;
+    const question = more ? this._question : ++this._question;
+    const asked = more ? this._asked : ++this._asked;
+    const current = () => question === this._question && (more || asked === this._asked);
     const message = this._browseMessage();
     if (more && this._cursor) message.cursor = this._cursor;
     this._loading = true;
     try {
       const page = await this.hass.callWS(message);
-      if (asked !== this._asked) return; // a newer question is under way
-      this._memories = more ? [...this._memories, ...page.memories] : page.memories;
+      if (!current()) return; // a newer question, or read, is under way
+      this._memories = more ? appended(this._memories, page.memories) : page.memories;
       if (!more) this._keepSelection();
       this._total = page.total;
       this._cursor = page.cursor;
       this._error = "";
     } catch (err) {
-      if (asked === this._asked) this._fail(err);
+      if (current()) this._fail(err);
     } finally {
-      if (asked === this._asked) this._loading = false;
+      if (current()) this._loading = false;
     }
   }
 
   // Something changed elsewhere: the same question, as deep as it is shown.
   async _refresh() {
+    const question = this._question;
     const asked = ++this._asked;
     try {
       const found = await rereadPages(
         this.hass,
         this._browseMessage(),
         "memories",
-        this._memories.length,
+        () => this._memories.length,
         PAGE,
-        () => asked === this._asked,
+        () => question === this._question && asked === this._asked,
       );
       if (!found) return; // a newer question is under way
       this._memories = found.rows;
@@ -247,7 +254,7 @@ export class MemoryPanel extends LitElement {
       this._keepSelection();
       this._error = "";
     } catch (err) {
-      if (asked === this._asked) this._fail(err);
+      if (question === this._question && asked === this._asked) this._fail(err);
     }
     if (this._open && this._editing?.id !== this._open.memory.id) await this._reopen();
   }
