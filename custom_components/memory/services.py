@@ -73,11 +73,13 @@ from .engine.digest_queue import DigestState
 from .engine.markdown import memory_scopes
 from .errors import store_error, translated_errors
 from .export import async_export, audience
+from .import_action import IMPORT_SERVICE
 from .runtime import MemoryConfigEntry, loaded_entry
 from .validation import (
     DAYS,
     DURATION,
     LANGUAGE,
+    MAX_IDS,
     PERSON,
     ROW_ID,
     ActionSchema,
@@ -137,7 +139,7 @@ SEARCH_SCHEMA = ActionSchema(_SEARCH_FIELDS)
 FORGET_SCHEMA = ActionSchema(
     {
         probatio.Exclusive(ATTR_IDS, "target"): probatio.All(
-            cv.ensure_list, probatio.Length(min=1, max=500), [ROW_ID]
+            cv.ensure_list, probatio.Length(min=1, max=MAX_IDS), [ROW_ID]
         ),
         **_SEARCH_FIELDS,
         probatio.Optional(ATTR_DRY_RUN, default=False): cv.boolean,
@@ -539,6 +541,7 @@ def async_setup_services(hass: HomeAssistant) -> None:
         (SERVICE_DIGEST, _async_digest, DIGEST_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_EXPORT, _async_export, EXPORT_SCHEMA, SupportsResponse.OPTIONAL),
         (SERVICE_PROFILE, _async_profile, PROFILE_SCHEMA, SupportsResponse.OPTIONAL),
+        (*IMPORT_SERVICE, SupportsResponse.OPTIONAL),
     ):
         hass.services.async_register(
             DOMAIN,

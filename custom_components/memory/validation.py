@@ -89,6 +89,8 @@ PAGE_FIELDS: Final[dict[str | probatio.Marker, Any]] = {
     ),
     probatio.Optional("cursor"): probatio.All(str, probatio.Length(max=200)),
 }
+# How many ids one call may name (memory.forget, the panel's selection).
+MAX_IDS: Final = 500
 # An id as the schema takes it; `check_ids` refuses those beyond SQLite's range.
 ROW_ID: Final = probatio.All(probatio.Coerce(int), probatio.Range(min=1))
 

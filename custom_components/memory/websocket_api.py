@@ -73,7 +73,15 @@ from .services import (
     person_scope,
     reachable_items,
 )
-from .validation import LANGUAGE, PAGE_FIELDS, PERSON, ROW_ID, check_ids, moment
+from .validation import (
+    LANGUAGE,
+    MAX_IDS,
+    PAGE_FIELDS,
+    PERSON,
+    ROW_ID,
+    check_ids,
+    moment,
+)
 from .websocket_conversations import async_setup_conversation_commands
 
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
@@ -268,7 +276,7 @@ async def ws_get(
 
 
 _IDS: Final = probatio.All(
-    cv.ensure_list, probatio.Length(min=1, max=MAX_SEARCH_LIMIT), [ROW_ID]
+    cv.ensure_list, probatio.Length(min=1, max=MAX_IDS), [ROW_ID]
 )
 
 

@@ -263,6 +263,23 @@ async def test_forget_restore_and_purge_within_reach(
     assert gone["error"]["translation_key"] == "unknown_memory"
 
 
+async def test_a_selection_beyond_one_page_is_forgotten_at_once(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """The panel's selection may span pages (Show more): up to 500 ids a call."""
+    client = await hass_ws_client(hass)
+    ids = [await add(hass, f"Selected note number {number}") for number in range(60)]
+    forgot = await ask(client, type="memory/forget", memory_ids=ids)
+    assert sorted(forgot["forgotten"]) == ids
+    restored = await ask(client, type="memory/restore", memory_ids=ids)
+    assert sorted(restored["restored"]) == ids
+    refused = await ask(client, type="memory/forget", memory_ids=list(range(1, 502)))
+    assert refused["error"]["code"] == "invalid_format"
+    assert (await ask(client, type="memory/browse", limit=1))["total"] == 60
+
+
 async def test_restoring_over_a_twin_says_why(
     hass: HomeAssistant,
     init_integration: MockConfigEntry,
