@@ -140,7 +140,6 @@ async def measure(count: int, runs: int) -> dict[str, list[float]]:
                 )
                 await page.context.close()
             await browser.close()
-            await api.close()
     return timings
 
 

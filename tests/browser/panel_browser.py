@@ -18,7 +18,8 @@ with Playwright:
   it by other words and by its tag; tick three memories, let writes from
   elsewhere (added, forgotten) update the list live: the ticks stay, the one
   forgotten elsewhere is unselected with a notice, and the selection bar
-  forgets exactly the ticked ones;
+  forgets exactly the ticked ones; rows loaded with *Show more* stay
+  through a live update;
 - a conversation: the owner talks to Home Assistant's own `ollama` agent
   (on a scripted Ollama server, `tests/ollama_server.py`, that also answers
   as the AI Task entity); in the Conversations view it waits for digestion;
@@ -62,6 +63,7 @@ from playwright.async_api import (
     Error as PlaywrightError,
     Page,
     async_playwright,
+    expect,
 )
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -137,7 +139,8 @@ def prepare(folder: Path, port: int, ollama: str) -> Path:
     config = folder / "config"
     config.mkdir(exist_ok=True)  # bench/panel.py fills the database first
     shutil.copy(REPO / "script" / "dev_config" / "configuration.yaml", config)
-    (config / "custom_components").symlink_to(REPO / "custom_components")
+    if not (config / "custom_components").exists():  # a start again, on another port
+        (config / "custom_components").symlink_to(REPO / "custom_components")
     subprocess.run(  # noqa: S603 - our own script, fixed arguments
         [
             sys.executable,
@@ -166,37 +169,91 @@ async def ollama_server() -> AsyncIterator[OllamaPeer]:
         await peer.stop()
 
 
-@contextlib.asynccontextmanager
-async def home_assistant(folder: Path, port: int, ollama: str) -> AsyncIterator[str]:
-    """Start Home Assistant as script/develop does; yield its base URL."""
-    config = await asyncio.to_thread(prepare, folder, port, ollama)
-    log = (folder / "home-assistant.log").open("w")
-    process = subprocess.Popen(  # noqa: S603, ASYNC220
-        [sys.executable, "-m", "homeassistant", "--config", str(config)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "SETUP_PORT": str(port)},
-    )
-    base = f"http://127.0.0.1:{port}"
+class StartError(RuntimeError):
+    """Home Assistant exited or did not answer; the message ends with its log's tail."""
+
+    def __init__(self, log: Path) -> None:
+        """Name the log and quote its last lines."""
+        tail = log.read_text(errors="replace").splitlines()[-40:]
+        super().__init__(
+            f"Home Assistant did not start (log {log}):\n" + "\n".join(tail)
+        )
+        self.port_taken = "address already in use" in "\n".join(tail).lower()
+
+
+async def _started(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """Start Home Assistant on `port`; return it once its API answers."""
+    # Home Assistant reads its CA bundle at import, from REQUESTS_CA_BUNDLE
+    # when set. Here that is the machine's bundle, which ../shared/py314/run
+    # copies into its root anew at every call: another test starting beside
+    # this one can truncate it under Home Assistant's read (an SSLError, and
+    # no start). The bundle certifi ships is never rewritten; nothing here
+    # speaks TLS.
+    env = {
+        key: value for key, value in os.environ.items() if key != "REQUESTS_CA_BUNDLE"
+    }
+    with log.open("w") as out:
+        process = subprocess.Popen(  # noqa: S603, ASYNC220
+            [sys.executable, "-m", "homeassistant", "--config", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**env, "SETUP_PORT": str(port)},
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    async with aiohttp.ClientSession() as session:
+        while True:
+            with contextlib.suppress(aiohttp.ClientError):
+                url = f"http://127.0.0.1:{port}/api/onboarding"
+                async with session.get(url) as response:
+                    if response.status == 200:
+                        return process
+            if process.poll() is not None or time.monotonic() > deadline:
+                _stop(process)
+                raise StartError(log)
+            await asyncio.sleep(1)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        async with aiohttp.ClientSession() as session:
-            while True:
-                with contextlib.suppress(aiohttp.ClientError):
-                    async with session.get(f"{base}/api/onboarding") as response:
-                        if response.status == 200:
-                            break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"Home Assistant did not start: see {log.name}")
-                await asyncio.sleep(1)
-        yield base
-    finally:
-        process.terminate()
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+async def _start(
+    folder: Path, port: int | None, ollama: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Prepare the config folder and start Home Assistant; return it and its port."""
+    attempt = 1
+    while True:
+        chosen = port or free_port()
+        config = await asyncio.to_thread(prepare, folder, chosen, ollama)
         try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            return await _started(config, chosen, folder / "home-assistant.log"), chosen
+        except StartError as failed:
+            if port is not None or not failed.port_taken or attempt == 3:
+                raise
+            print(f"panel_browser: port {chosen} was taken; another")  # noqa: T201
+            attempt += 1
+
+
+@contextlib.asynccontextmanager
+async def home_assistant(
+    folder: Path, port: int | None, ollama: str
+) -> AsyncIterator[str]:
+    """Start Home Assistant as script/develop does; yield its base URL.
+
+    With no `port`, a free one; should another process take it between the
+    look and Home Assistant's bind (the machine runs tests side by side),
+    again on another, up to three times. Any other failed start is an
+    error that quotes Home Assistant's log.
+    """
+    process, chosen = await _start(folder, port, ollama)
+    try:
+        yield f"http://127.0.0.1:{chosen}"
+    finally:
+        _stop(process)
 
 
 async def owner_tokens(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
@@ -362,7 +419,7 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         async with (
             ollama_server() as peer,
-            home_assistant(Path(folder), free_port(), peer.url) as base,
+            home_assistant(Path(folder), None, peer.url) as base,
             aiohttp.ClientSession() as session,
             async_playwright() as playwright,
         ):
@@ -592,7 +649,33 @@ async def owner_checks(
         timeout=WAIT_MS
     )
     await selection_checks(page, api)
+    await depth_checks(page, api)
     return page
+
+
+async def depth_checks(page: Page, api: Api) -> None:
+    """Rows loaded with *Show more* stay through a live update.
+
+    A live update used to fall back to the first 50: the rows below, and
+    the place a person had scrolled to, were gone.
+    """
+    fillers = [
+        await api.add(f"Filler note {number} for the paging check")
+        for number in range(55)
+    ]
+    oldest = page.get_by_text("Filler note 0 for the paging check", exact=True)
+    await page.get_by_role("button", name="Show more").click()
+    await oldest.scroll_into_view_if_needed(timeout=WAIT_MS)
+    count = page.locator("memory-panel p.count[aria-live]")
+    shown = (await count.inner_text()).strip()
+    loaded, total = (int(part) for part in shown.split(" of "))
+    assert loaded == total > 50, shown
+    await api.add("The piano tuner comes in March")
+    await page.get_by_text("The piano tuner comes in March").wait_for(timeout=WAIT_MS)
+    await expect(count).to_have_text(f"{total + 1} of {total + 1}", timeout=WAIT_MS)
+    assert await oldest.is_visible()
+    await api.ws(type="memory/forget", memory_ids=fillers, purge=True)
+    await oldest.wait_for(state="detached", timeout=WAIT_MS)
 
 
 async def selection_checks(page: Page, api: Api) -> None:
