@@ -180,8 +180,9 @@ VERB_NOUNS: dict[str, str] = {
     "pl": "sprzątać/sprzątanie pływać/pływanie gotować/gotowanie "
     "prać/pranie czytać/czytanie malować/malowanie grać/granie "
     "spacerować/spacer",
-    "sv": "städa/städning tvätta/tvätt simma/simning cykla/cykling "
-    "betala/betalning träna/träning diska/disk läsa/läsning måla/målning",
+    "sv": "städa/städning tvätta/tvätt cykla/cykling "
+    "betala/betalning träna/träning diska/disk läsa/läsning måla/målning "
+    "handla/handling",
     "da": "rengøre/rengøring vaske/vask svømme/svømning cykle/cykling "
     "betale/betaling træne/træning læse/læsning male/maling",
     "no": "vaske/vask svømme/svømming sykle/sykling betale/betaling "

@@ -154,9 +154,6 @@ def _italian(stem: str, _word: str) -> str:
     return stem
 
 
-_NORDIC_DOUBLE: Final = re.compile(r"([^aeiouyæøåäö])\1$")
-
-
 def _nordic(stem: str, _word: str) -> str:
     # Verbal nouns: "städning", "träning", "rydding" -> the verb's stem.
     if len(stem) >= 6 and stem.endswith("ing"):
@@ -173,7 +170,7 @@ def _nordic(stem: str, _word: str) -> str:
         stem = stem[:-2] + "l"
     if len(stem) >= 4 and stem[-1] == "l" and stem[-2] == stem[-3]:
         stem = stem[:-2] + "l"  # "gaffl" -> "gafl", "sykkl" -> "sykl"
-    return _NORDIC_DOUBLE.sub(r"\1", stem)
+    return stem
 
 
 _FINNISH_GRADES: Final = (("kk", "k"), ("pp", "p"), ("tt", "t"), ("nk", "ng"))
