@@ -1,6 +1,8 @@
 """`memory.export`: a readable Markdown mirror of what Assist Memory holds.
 
-Writes `MEMORY.md` (active memories by scope and type) and one file per day
+Writes `MEMORY.md` (active memories by scope and type), `memories.json`
+(every memory with every field and its supersede history, which
+`memory.import` reads back on another installation) and one file per day
 of captured conversation under `<config>/memory/export/`. Who asks decides
 what is written, as for the other actions, but more strictly: an export is a
 file anyone with access to the configuration folder can read, so by default
@@ -55,6 +57,7 @@ from .engine.export_files import (
     write_export,
     written_exports,
 )
+from .engine.export_json import every_memory, render_json
 from .engine.markdown import (
     active_memories,
     conversations_with_messages,
@@ -116,6 +119,8 @@ class _Snapshot:
     """What one export read from the database, rendered away from the loop."""
 
     items: list[MemoryItem]
+    # Every memory of the audience, whatever its status (memories.json).
+    every: list[MemoryItem]
     conversations: list[tuple[StoredConversation, list[StoredMessage]]]
     labels: dict[str, str]
     exported_at: datetime
@@ -133,12 +138,14 @@ async def _async_snapshot(
     runtime = entry.runtime_data
     now = dt_util.utcnow()
     items = await active_memories(runtime.store, scopes, now=now)
+    every = await every_memory(runtime.store, scopes)
     conversations = await conversations_with_messages(runtime.conversations, scopes)
     # Names are read here: states belong to the event loop.
     label = scope_label(hass)
     named = {item.scope for item in items} | {c.scope for c, _m in conversations}
     return _Snapshot(
         items=items,
+        every=every,
         conversations=conversations,
         labels={scope: label(scope) for scope in named},
         exported_at=now,
@@ -163,7 +170,8 @@ def _render_and_write(folder: Path, snapshot: _Snapshot) -> tuple[list[Path], in
         day.file_name: render_day(day, label=label, timezone=timezone)
         for day in group_by_day(snapshot.conversations, timezone)
     }
-    return write_export(folder, memory_text, days), len(days)
+    json_text = render_json(snapshot.every, exported_at=snapshot.exported_at)
+    return write_export(folder, memory_text, days, json_text), len(days)
 
 
 async def async_export(

@@ -110,6 +110,7 @@ async def test_non_admin_gets_household_and_own(
     assert response == {
         "paths": [
             str(folder / "MEMORY.md"),
+            str(folder / "memories.json"),
             str(folder / "conversations" / "2026-03-10.md"),
             str(folder / "conversations" / "2026-03-11.md"),
         ],
@@ -212,6 +213,7 @@ async def test_automation_gets_household(
     folder = export_dir(hass, "household")
     assert response["paths"] == [
         str(folder / "MEMORY.md"),
+        str(folder / "memories.json"),
         str(folder / "conversations" / "2026-03-10.md"),
     ]
     assert response["memories"] == 2
@@ -360,11 +362,15 @@ async def test_purge_rewrites_every_export(
     )
     folders = await export_all(hass, household)
     exports = export_dir(hass)
-    assert holding(exports, CODE) == [folder / "MEMORY.md" for folder in folders]
-    assert holding(exports, PIN) == [
-        export_dir(hass, "MEMORY.md"),
-        export_dir(hass, ANNA, "MEMORY.md"),
-    ]
+    # The Markdown mirror and the lossless copy (memories.json) both.
+    assert holding(exports, CODE) == sorted(
+        folder / name for folder in folders for name in ("MEMORY.md", "memories.json")
+    )
+    assert holding(exports, PIN) == sorted(
+        export_dir(hass, *where, name)
+        for where in ((), (ANNA,))
+        for name in ("MEMORY.md", "memories.json")
+    )
     assert holding(exports, PASSWORD) == [
         export_dir(hass, "conversations", "2026-03-12.md"),
         export_dir(hass, ANNA, "conversations", "2026-03-12.md"),
@@ -539,7 +545,10 @@ async def test_export_that_cannot_be_erased_is_reported(
     assert err.value.translation_placeholders["folder"] == str(stuck)
     # The purge itself stands, and every other export (Ben's comes after
     # Anna's) was rewritten: only the stuck one still holds the text.
-    assert holding(config_dir(hass), CODE) == [stuck / "MEMORY.md"]
+    assert holding(config_dir(hass), CODE) == [
+        stuck / "MEMORY.md",
+        stuck / "memories.json",
+    ]
     assert "Bins go out" in (export_dir(hass, BEN, "MEMORY.md")).read_text()
     assert await search_ids(hass, query="garage", status="any") == []
 

@@ -1,6 +1,7 @@
 """The export's files on disk: where each audience's are, writing, removing.
 
-An export folder holds `MEMORY.md` and `conversations/YYYY-MM-DD.md`; the
+An export folder holds `MEMORY.md`, `memories.json` (the lossless copy,
+`export_json.py`) and `conversations/YYYY-MM-DD.md`; the
 everything-audience's is `export/` itself, the household's `household/`
 and a person's `person.anna/` (a user linked to two persons:
 `person.anna+person.ben/`), so a folder's name says whose text it holds and
@@ -22,6 +23,7 @@ from pathlib import Path
 import re
 from typing import Final
 
+from .export_json import JSON_FILE
 from .markdown import CONVERSATIONS_FOLDER, DAY_FILE, MEMORY_FILE
 from .models import HOUSEHOLD
 
@@ -30,7 +32,8 @@ TEMP_SUFFIX: Final = ".tmp"
 # `write_utf8_file`, which wrote the export before and left its temporary
 # file behind when a write failed half-way).
 _TEMP_FILE: Final = re.compile(
-    rf"^(?:(?:{re.escape(MEMORY_FILE)}|\d{{4}}-\d{{2}}-\d{{2}}\.md)\.tmp"
+    rf"^(?:(?:{re.escape(MEMORY_FILE)}|{re.escape(JSON_FILE)}"
+    rf"|\d{{4}}-\d{{2}}-\d{{2}}\.md)\.tmp"
     r"|tmp[a-z0-9_]{8})$"
 )
 # A person's entity id; several joined by `+` for a user linked to several.
@@ -99,7 +102,7 @@ def _files_of_export(folder: Path) -> list[Path]:
         for path in directory.iterdir():
             name = path.name
             if (
-                (pattern is None and name == MEMORY_FILE)
+                (pattern is None and name in {MEMORY_FILE, JSON_FILE})
                 or (pattern is not None and pattern.match(name))
                 or _TEMP_FILE.match(name)
             ) and not path.is_dir():
@@ -107,16 +110,25 @@ def _files_of_export(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def write_export(folder: Path, memory_text: str, days: Mapping[str, str]) -> list[Path]:
-    """Write `MEMORY.md` and the day files; drop days and temporary files gone.
+def write_export(
+    folder: Path,
+    memory_text: str,
+    days: Mapping[str, str],
+    json_text: str | None = None,
+) -> list[Path]:
+    """Write `MEMORY.md`, `memories.json` and the day files; drop days gone.
 
     `days` maps file names (`2026-03-14.md`) to their text. Returns the
-    paths written, `MEMORY.md` first.
+    paths written, `MEMORY.md` first. Without `json_text`, a `memories.json`
+    left from before is removed too (it may hold what was erased since).
     """
     conversations = folder / CONVERSATIONS_FOLDER
     conversations.mkdir(parents=True, exist_ok=True)
     written = [folder / MEMORY_FILE]
     write_private(written[0], memory_text)
+    if json_text is not None:
+        written.append(folder / JSON_FILE)
+        write_private(written[-1], json_text)
     for name, text in days.items():
         written.append(conversations / name)
         write_private(written[-1], text)
@@ -125,7 +137,7 @@ def write_export(folder: Path, memory_text: str, days: Mapping[str, str]) -> lis
         # mirror, nor in a temporary file a crash left.
         if path.parent == conversations and path.name in days:
             continue
-        if path != written[0]:
+        if path not in written:
             path.unlink(missing_ok=True)
     return written
 
