@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from custom_components.memory.engine.conversation_models import (
 )
 from custom_components.memory.engine.embedding_jobs import text_hash
 from custom_components.memory.engine.providers import OllamaProvider
+from custom_components.memory.engine.schema import SCHEMA_VERSION
 from custom_components.memory.engine.secret_recheck import (
     VERSION_SETTING,
     due,
@@ -39,6 +41,7 @@ from .conftest import (
     memory,
     run_until_idle,
 )
+from .test_migrations import build_database
 
 MODEL = PROVIDER_MODEL
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
@@ -198,9 +201,21 @@ async def test_a_job_embedded_meanwhile_is_left_alone(
     )
 
 
-async def test_a_fresh_store_records_the_version(store_factory: StoreFactory) -> None:
-    """Nothing stored, nothing to check: the first batch records the version."""
+async def test_an_empty_store_has_nothing_to_check(store_factory: StoreFactory) -> None:
+    """A new store starts checked: its first start writes nothing."""
+    store = await store_factory(model=MODEL)
+    assert not await due(store.reader)
+    assert await recheck(store) == 0
+
+
+async def test_an_older_store_with_rows_is_checked_once(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """Migrated with rows: checked, each batch after the last id, then recorded."""
+    build_database(db_path, SCHEMA_VERSION - 1)  # three memories
     store = await store_factory(model=MODEL)
     assert await due(store.reader)
-    assert await recheck(store) == 0
+    assert await recheck(store, limit=2) == 2
+    assert await recheck(store, limit=2) == 1
+    assert await recheck(store, limit=2) == 0
     assert not await due(store.reader)

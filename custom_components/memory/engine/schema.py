@@ -446,13 +446,21 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # The store's own settings by name, such as how far a background pass
     # got: `secret_recheck.py` keeps the secret detector's version whose
-    # findings the stored vectors reflect (none yet: every row is checked).
+    # findings the stored vectors reflect. A store with rows has none yet
+    # (every row is checked once); an empty one has nothing to check against
+    # detector 2, the one of this migration.
     (
         """
         CREATE TABLE store_settings (
             name TEXT PRIMARY KEY,
             value INTEGER NOT NULL
         ) WITHOUT ROWID
+        """,
+        """
+        INSERT INTO store_settings (name, value)
+            SELECT 'secrets_checked', 2
+            WHERE NOT EXISTS (SELECT 1 FROM memories)
+            AND NOT EXISTS (SELECT 1 FROM conversation_messages)
         """,
     ),
 )
