@@ -21,9 +21,7 @@ import pytest
 
 from custom_components.memory.engine.model_download import (
     DownloadProgress,
-    PublishedDigest,
     download_model,
-    published_digest,
 )
 from custom_components.memory.engine.model_files import (
     ALL_MINILM_L6_V2,
@@ -37,7 +35,6 @@ from custom_components.memory.engine.model_files import (
     file_url,
     install_from_folder,
     missing_files,
-    verified_path,
 )
 
 # The harness blocks sockets; these tests talk to their own server on 127.0.0.1.
@@ -374,39 +371,32 @@ def test_missing_files_by_size_or_hash(tmp_path: Path) -> None:
     assert missing_files(SPEC, tmp_path, full=False) == ["config.json"]
 
 
-# --- files pinned without a checksum: the hub's published one is used -------
+# --- the hub's layout: LFS files redirect to storage ------------------------
 
-SMALL = b'{"hidden_size": 4, "note": "no checksum published for me"}\n'
+SMALL = b'{"hidden_size": 4, "note": "served directly"}\n'
 LARGE = random.Random(9).randbytes(2 * 1024 * 1024 + 77)
-UNPINNED = ModelSpec(
-    key="unpinned",
-    repo="acme/unpinned-bert",
+REDIRECTED = ModelSpec(
+    key="redirected",
+    repo="acme/lfs-bert",
     revision="89abcdef0123456789abcdef0123456789abcdef",
     dims=4,
     max_seq_length=16,
-    files=(ModelFile("config.json", len(SMALL)), ModelFile("model.bin", len(LARGE))),
+    files=(_pin("config.json", SMALL), _pin("model.bin", LARGE)),
 )
-
-
-def _git_sha1(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
 
 
 @dataclass
 class LfsHub:
-    """A hub with Hugging Face's headers: LFS files redirect, small ones do not.
+    """A hub laid out as Hugging Face's: LFS files redirect, small ones do not.
 
-    `resolve` answers an LFS file with a 302 carrying `X-Linked-Etag` (the
-    SHA-256 of the real content) and `X-Linked-Size`, pointing at a storage
-    URL that serves the bytes (with ranges); a small file is served directly
-    with its git blob SHA-1 as `ETag`. `served` replaces the bytes sent
-    without changing the published checksums, as a corrupting proxy would.
+    `resolve` answers an LFS file with a 302 to a storage URL that serves
+    the bytes (with ranges); a small file is served directly. `served`
+    replaces the bytes sent, as a corrupting proxy would.
     """
 
     files: dict[str, bytes]
     lfs: set[str]
     served: dict[str, bytes] = field(default_factory=dict)
-    headers: bool = True
     cut_after: dict[str, int] = field(default_factory=dict)
     base_url: str = ""
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
@@ -414,26 +404,16 @@ class LfsHub:
 
 @pytest.fixture
 async def lfs_hub() -> AsyncIterator[LfsHub]:
-    """Serve UNPINNED's files the way huggingface.co does, on 127.0.0.1."""
+    """Serve REDIRECTED's files the way huggingface.co does, on 127.0.0.1."""
     state = LfsHub({"config.json": SMALL, "model.bin": LARGE}, {"model.bin"})
-    prefix = f"/{UNPINNED.repo}/resolve/{UNPINNED.revision}/"
+    prefix = f"/{REDIRECTED.repo}/resolve/{REDIRECTED.revision}/"
 
     async def resolve(request: web.Request) -> web.StreamResponse:
         path = request.path.removeprefix(prefix)
         state.requests.append((request.method, path, request.headers.get("Range")))
-        data = state.files[path]
         if path in state.lfs:
-            headers = {"Location": f"/storage/{path}"}
-            if state.headers:
-                headers["X-Linked-Etag"] = f'"{hashlib.sha256(data).hexdigest()}"'
-                headers["X-Linked-Size"] = str(len(data))
-                headers["ETag"] = f'W/"{_git_sha1(b"pointer")}"'
-            return web.Response(status=302, headers=headers)
-        body = state.served.get(path, data)
-        response = web.Response(body=b"" if request.method == "HEAD" else body)
-        if state.headers:
-            response.headers["ETag"] = f'"{_git_sha1(data)}"'
-        return response
+            return web.Response(status=302, headers={"Location": f"/storage/{path}"})
+        return web.Response(body=state.served.get(path, state.files[path]))
 
     async def storage(request: web.Request) -> web.StreamResponse:
         path = request.match_info["path"]
@@ -472,124 +452,55 @@ async def lfs_hub() -> AsyncIterator[LfsHub]:
     await runner.cleanup()
 
 
-async def _download_unpinned(hub: LfsHub, target: Path, retries: int = 0) -> None:
+async def _download_redirected(hub: LfsHub, target: Path, retries: int = 0) -> None:
     async with ClientSession() as session:
         await download_model(
-            UNPINNED, target, session, base_url=hub.base_url, retries=retries
+            REDIRECTED, target, session, base_url=hub.base_url, retries=retries
         )
 
 
-async def test_unpinned_files_use_the_hubs_checksums(
-    lfs_hub: LfsHub, tmp_path: Path
-) -> None:
-    """X-Linked-Etag (LFS) and the git blob ETag (small file) verify the bytes."""
-    await _download_unpinned(lfs_hub, tmp_path)
-
-    assert (tmp_path / "config.json").read_bytes() == SMALL
-    assert (tmp_path / "model.bin").read_bytes() == LARGE
-    # The checksum is asked for first, without following the redirect.
-    assert lfs_hub.requests[:2] == [
-        ("HEAD", "config.json", None),
-        ("GET", "config.json", None),
-    ]
-    assert ("HEAD", "model.bin", None) in lfs_hub.requests
-    assert ("GET", "storage/model.bin", None) in lfs_hub.requests
-    # What was verified is kept, so later start-up checks have a digest.
-    assert verified_path(tmp_path / "model.bin").read_text().strip() == (
-        hashlib.sha256(LARGE).hexdigest()
-    )
-    assert missing_files(UNPINNED, tmp_path) == []
-    assert _no_parts(tmp_path)
-
-    lfs_hub.requests.clear()
-    await _download_unpinned(lfs_hub, tmp_path)
-    assert lfs_hub.requests == []
-
-    # Damage after install is caught by the full check, as for pinned files.
-    (tmp_path / "model.bin").write_bytes(bytes(len(LARGE)))
-    assert missing_files(UNPINNED, tmp_path, full=False) == []
-    assert missing_files(UNPINNED, tmp_path) == ["model.bin"]
-
-
 @pytest.mark.parametrize("path", ["model.bin", "config.json"])
-async def test_unpinned_corrupted_file_is_refused(
+async def test_redirected_corrupted_file_is_refused(
     lfs_hub: LfsHub, tmp_path: Path, path: str
 ) -> None:
-    """Bytes that differ from the published checksum are deleted, not installed."""
+    """Bytes that differ from the pin are deleted, redirected or not."""
     original = lfs_hub.files[path]
     lfs_hub.served[path] = original[:10] + b"X" + original[11:]
 
     with pytest.raises(ChecksumMismatchError) as err:
-        await _download_unpinned(lfs_hub, tmp_path, retries=2)
+        await _download_redirected(lfs_hub, tmp_path, retries=2)
 
     assert err.value.path == path
-    expected = (
-        hashlib.sha256(original).hexdigest()
-        if path == "model.bin"
-        else _git_sha1(original)
-    )
-    assert err.value.expected == expected
+    assert err.value.expected == hashlib.sha256(original).hexdigest()
     assert not (tmp_path / path).exists()
-    assert not verified_path(tmp_path / path).exists()
     assert _no_parts(tmp_path)
-    assert path in missing_files(UNPINNED, tmp_path)
+    assert path in missing_files(REDIRECTED, tmp_path)
 
 
-async def test_unpinned_download_resumes(lfs_hub: LfsHub, tmp_path: Path) -> None:
-    """A cut LFS download resumes with a Range request and still verifies."""
+async def test_redirected_download_resumes(lfs_hub: LfsHub, tmp_path: Path) -> None:
+    """A cut LFS download resumes at its storage URL with a Range request."""
     lfs_hub.cut_after["model.bin"] = 1_200_000
     with pytest.raises(ModelFilesError):
-        await _download_unpinned(lfs_hub, tmp_path)
+        await _download_redirected(lfs_hub, tmp_path)
     assert (tmp_path / "model.bin.part").read_bytes() == LARGE[:1_200_000]
 
-    await _download_unpinned(lfs_hub, tmp_path)
+    await _download_redirected(lfs_hub, tmp_path)
 
     ranges = [r for m, p, r in lfs_hub.requests if p == "storage/model.bin"]
     assert ranges == [None, "bytes=1200000-"]
+    # Only GETs: no file is fetched without its pin, so nothing is asked first.
+    assert {method for method, _p, _r in lfs_hub.requests} == {"GET"}
     assert (tmp_path / "model.bin").read_bytes() == LARGE
-    assert missing_files(UNPINNED, tmp_path) == []
+    assert missing_files(REDIRECTED, tmp_path) == []
     assert _no_parts(tmp_path)
 
 
-async def test_unpinned_without_published_checksum_is_refused(
-    lfs_hub: LfsHub, tmp_path: Path
-) -> None:
-    """No pin and no header: nothing to check against, so nothing is fetched."""
-    lfs_hub.headers = False
+@pytest.mark.parametrize(
+    ("size", "sha256"),
+    [(10, ""), (10, "A" * 64), (10, "a" * 63), (-1, "a" * 64)],
+)
+def test_a_file_cannot_be_declared_without_its_checksum(size: int, sha256: str) -> None:
+    """An empty, upper-case or short digest (or a negative size) is refused."""
+    with pytest.raises(ValueError, match="pin a size"):
+        ModelFile("model.bin", size, sha256)
 
-    with pytest.raises(ChecksumMismatchError, match=r"config\.json"):
-        await _download_unpinned(lfs_hub, tmp_path, retries=2)
-
-    assert lfs_hub.requests == [("HEAD", "config.json", None)]
-    assert not (tmp_path / "config.json").exists()
-
-
-def test_published_digest_parsing() -> None:
-    """Quotes and weak markers are dropped; other ETags publish nothing."""
-    sha = "a" * 64
-    sha1 = "b" * 40
-    assert published_digest({"X-Linked-Etag": f'"{sha}"', "ETag": f'"{sha1}"'}) == (
-        PublishedDigest("sha256", sha)
-    )
-    assert published_digest({"ETag": f'W/"{sha1.upper()}"'}) == PublishedDigest(
-        "git-sha1", sha1
-    )
-    assert published_digest({"ETag": '"33a-5f2b"'}) is None
-    assert published_digest({"X-Linked-Etag": "not-a-hash"}) is None
-    assert published_digest({}) is None
-
-
-def test_install_unpinned_from_folder(tmp_path: Path) -> None:
-    """A local copy of an unpinned file is held to its size; its digest is kept."""
-    source = tmp_path / "stick"
-    source.mkdir()
-    (source / "config.json").write_bytes(SMALL)
-    (source / "model.bin").write_bytes(LARGE + b"!")
-    with pytest.raises(ModelFilesError, match=r"model\.bin: not"):
-        install_from_folder(UNPINNED, source, tmp_path / "m")
-    (source / "model.bin").write_bytes(LARGE)
-    install_from_folder(UNPINNED, source, tmp_path / "m")
-    assert missing_files(UNPINNED, tmp_path / "m") == []
-    assert verified_path(tmp_path / "m" / "config.json").read_text().strip() == (
-        hashlib.sha256(SMALL).hexdigest()
-    )

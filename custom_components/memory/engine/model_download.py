@@ -3,18 +3,14 @@
 A broken download resumes with an HTTP Range request from its `.part` file
 instead of starting over, which matters on slow links and small devices;
 every file is checked against its pinned SHA-256 (`model_files`) before it
-takes its final name. Where no checksum is pinned, the hub's own is asked for
-first (a HEAD request, redirects not followed, as `huggingface_hub` does): the
-`X-Linked-Etag` of an LFS file is its SHA-256, the `ETag` of a small file the
-SHA-1 of its git blob; bytes that do not match are refused the same way. The
-caller hands in its `aiohttp.ClientSession` and, if it wants, the executor
-that runs the blocking file work.
+takes its final name. The caller hands in its `aiohttp.ClientSession` and, if
+it wants, the executor that runs the blocking file work.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 import hashlib
@@ -36,52 +32,10 @@ from .model_files import (
     ModelSpec,
     check_file,
     file_url,
-    record_verified,
 )
 
 _WRITE_BLOCK = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_GIT_SHA1 = re.compile(r"[0-9a-f]{40}")
-
-
-@dataclass(frozen=True, slots=True)
-class PublishedDigest:
-    """The checksum the hub publishes for a file: SHA-256 or git blob SHA-1."""
-
-    kind: str  # "sha256" or "git-sha1"
-    value: str
-
-
-def _etag(value: str | None) -> str:
-    """Strip an ETag's weak marker and quotes; lower-case it."""
-    return (value or "").strip().removeprefix("W/").strip('"').lower()
-
-
-def published_digest(headers: Mapping[str, str]) -> PublishedDigest | None:
-    """Read the hub's checksum from a `resolve` answer's headers.
-
-    An LFS file answers with a redirect whose `X-Linked-Etag` is the SHA-256
-    of its content; a small file is served directly and its `ETag` is the
-    SHA-1 of its git blob. Anything else publishes no usable checksum.
-    """
-    linked = _etag(headers.get("X-Linked-Etag"))
-    if _SHA256.fullmatch(linked):
-        return PublishedDigest("sha256", linked)
-    etag = _etag(headers.get("ETag"))
-    if _GIT_SHA1.fullmatch(etag):
-        return PublishedDigest("git-sha1", etag)
-    return None
-
-
-def git_blob_sha1(path: Path) -> str:
-    """Hash a file as git hashes a blob: SHA-1 of "blob <size>", a NUL, the bytes."""
-    size = path.stat().st_size
-    digest = hashlib.sha1(f"blob {size}\0".encode("ascii"), usedforsecurity=False)
-    with path.open("rb") as stream:
-        while block := stream.read(HASH_BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +182,6 @@ class _Downloader:
 
     async def _fetch(self, model_file: ModelFile) -> None:
         final = self.target / model_file.path
-        published = None if model_file.pinned else await self._published(model_file)
         part_path = final.with_name(final.name + PART_SUFFIX)
         part = await self._run(_PartFile, part_path, model_file.size)
         start = part.size
@@ -245,31 +198,10 @@ class _Downloader:
                 f"{model_file.path}: got {part.size} bytes, expected {model_file.size}"
             )
         actual = part.digest.hexdigest()
-        expected, got = model_file.sha256, actual
-        if published is not None:
-            expected = published.value
-            if published.kind == "git-sha1":
-                got = await self._run(git_blob_sha1, part.path)
-        if got != expected:
+        if actual != model_file.sha256:
             await self._run(part.discard)
-            raise ChecksumMismatchError(model_file.path, expected, got)
-        if published is not None:
-            await self._run(record_verified, final, actual)
+            raise ChecksumMismatchError(model_file.path, model_file.sha256, actual)
         await self._run(part.path.replace, final)
-
-    async def _published(self, model_file: ModelFile) -> PublishedDigest:
-        """Ask the hub for the checksum of a file pinned without one."""
-        url = file_url(self.spec, model_file, self.base_url)
-        async with self.session.head(
-            url, allow_redirects=False, timeout=self.timeout
-        ) as resp:
-            if resp.status >= 400:
-                raise ModelFilesError(f"{model_file.path}: HTTP {resp.status}")
-            published = published_digest(resp.headers)
-        if published is None:
-            # Nothing to check the bytes against: never install them unchecked.
-            raise ChecksumMismatchError(model_file.path, "a published checksum", "none")
-        return published
 
     async def _receive(
         self, model_file: ModelFile, part: _PartFile, start: int
@@ -334,8 +266,7 @@ async def download_model(
 
     Files already present with the pinned bytes are kept. A file is written to
     `<name>.part` and renamed only once its size and SHA-256 match, so an
-    interrupted or corrupted download never leaves a loadable wrong file; a
-    file pinned without a checksum is held to the one the hub publishes. A
+    interrupted or corrupted download never leaves a loadable wrong file. A
     broken connection keeps the part and resumes it with a Range request (up to
     `retries` times here, or on the next call); a server that ignores Range is
     read from the start.
@@ -354,8 +285,7 @@ async def download_model(
         `target`, holding every file of `spec`.
 
     Raises:
-        ChecksumMismatchError: the server sent other bytes (or, for a file
-            pinned without a checksum, published none); they were deleted.
+        ChecksumMismatchError: the server sent other bytes; they were deleted.
         ModelFilesError: the download failed; a later call resumes it.
 
     """

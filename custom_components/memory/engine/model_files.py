@@ -5,9 +5,7 @@ once from the model's public repository (Hugging Face URL layout, pinned to a
 revision; `model_download` does that, resuming a broken download) or copied
 from a folder the user provides. Every file is checked against a pinned
 SHA-256 before it takes its final name, so a truncated or tampered download
-can never be loaded. A file pinned without a checksum (`sha256=""`) is checked
-against what the hub publishes for it instead (`model_download`), and the
-digest it verified is kept beside it so later checks have one.
+can never be loaded; a file without a pinned checksum cannot be declared.
 
 Nothing here touches the network, and nothing imports Home Assistant.
 """
@@ -23,7 +21,6 @@ from typing import Literal
 
 HF_BASE_URL = "https://huggingface.co"
 PART_SUFFIX = ".part"
-VERIFIED_SUFFIX = ".sha256"
 HASH_BLOCK = 1 << 20
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -32,21 +29,16 @@ type Pooling = Literal["mean", "cls"]
 
 @dataclass(frozen=True, slots=True)
 class ModelFile:
-    """One file of a model repository, pinned by size and SHA-256.
-
-    An empty `sha256` means no checksum was published: the download then
-    takes the hub's (`X-Linked-Etag` of an LFS file, the git blob `ETag` of
-    a small one) and refuses bytes that do not match it.
-    """
+    """One file of a model repository, pinned by size and SHA-256."""
 
     path: str
     size: int
-    sha256: str = ""
+    sha256: str
 
-    @property
-    def pinned(self) -> bool:
-        """Whether the expected SHA-256 is known in advance."""
-        return bool(self.sha256)
+    def __post_init__(self) -> None:
+        """Refuse a file without a usable checksum: nothing is installed unchecked."""
+        if not _HEX64.fullmatch(self.sha256) or self.size < 0:
+            raise ValueError(f"{self.path}: pin a size and a lower-case hex SHA-256")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,19 +150,19 @@ ALL_MINILM_L6_V2 = ModelSpec(
 
 # Multilingual: the ~100 languages of XLM-R's training data, MIT licence. A
 # BERT (12 layers, 384 wide) with XLM-R's 250k-piece sentencepiece vocabulary;
-# the 96M-parameter embedding table is memory-mapped, so only the rows of the
-# tokens used become resident. Chosen over paraphrase-multilingual-MiniLM-L12-v2
-# (same shapes, trained for paraphrase similarity, not for question -> passage
-# retrieval) and potion-multilingual-128M (static, no context): see
-# docs/benchmarks/encoder.md. Revision 7cf867c is the commit that added
-# model.safetensors; the three files below are byte-identical on later
-# revisions. Checksums: model.safetensors and tokenizer.json as the hub's LFS
-# pointers publish them; config.json's SHA-256 is published in projects that pin
-# this model, and its text (shown by the hub) reproduces it byte for byte.
+# the 96M-parameter embedding table is read by rows (`pread`, see
+# encoder_files.EmbeddingRows), so only the rows of the tokens in use are read.
+# Chosen over paraphrase-multilingual-MiniLM-L12-v2 (same shapes, trained for
+# paraphrase similarity, not for question -> passage retrieval) and
+# potion-multilingual-128M (static, no context): see docs/benchmarks/encoder.md.
+# Revision 614241f is the one public projects pin with exactly these three
+# (size, SHA-256) pairs (found by a code search; that the hub still serves it
+# could not be checked from here). config.json's text, as the hub shows it,
+# reproduces its SHA-256 byte for byte.
 MULTILINGUAL_E5_SMALL = ModelSpec(
     key="multilingual-e5-small",
     repo="intfloat/multilingual-e5-small",
-    revision="7cf867cae19b6df205046e9c11907797649fb552",
+    revision="614241f622f53c4eeff9890bdc4f31cfecc418b3",
     dims=384,
     max_seq_length=512,
     pooling="mean",
@@ -248,41 +240,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def verified_path(path: Path) -> Path:
-    """Where the SHA-256 verified for an unpinned file is kept: `<name>.sha256`."""
-    return path.with_name(path.name + VERIFIED_SUFFIX)
-
-
-def expected_sha256(path: Path, model_file: ModelFile) -> str | None:
-    """Give the pin, else the digest recorded when the file was verified, else None."""
-    if model_file.pinned:
-        return model_file.sha256
-    try:
-        recorded = verified_path(path).read_text(encoding="ascii").strip()
-    except OSError, UnicodeDecodeError:
-        return None
-    return recorded if _HEX64.fullmatch(recorded) else None
-
-
-def record_verified(path: Path, digest: str) -> None:
-    """Keep the SHA-256 an unpinned file was verified with, for later checks."""
-    verified_path(path).write_text(digest + "\n", encoding="ascii")
-
-
 def check_file(path: Path, model_file: ModelFile, *, full: bool = True) -> bool:
-    """Whether `path` holds the pinned file (size always, hash when `full`).
-
-    An unpinned file counts only once its verified digest was recorded.
-    """
+    """Whether `path` holds the pinned file (size always, hash when `full`)."""
     try:
         if path.stat().st_size != model_file.size:
             return False
     except OSError:
         return False
-    expected = expected_sha256(path, model_file)
-    if expected is None:
-        return False
-    return not full or sha256_file(path) == expected
+    return not full or sha256_file(path) == model_file.sha256
 
 
 def missing_files(spec: ModelSpec, folder: Path, *, full: bool = True) -> list[str]:
@@ -299,9 +264,7 @@ def install_from_folder(spec: ModelSpec, source: Path, target: Path) -> None:
 
     For households without internet access: the files can come from a USB
     stick or a network share. Each file is verified, copied under a `.part`
-    name and renamed, so `target` never holds a file with wrong bytes. A file
-    pinned without a checksum can only be checked for its size here; the
-    digest of what was copied is recorded for later checks.
+    name and renamed, so `target` never holds a file with wrong bytes.
 
     Raises:
         ModelFilesError: a file is missing or unreadable.
@@ -317,7 +280,7 @@ def install_from_folder(spec: ModelSpec, source: Path, target: Path) -> None:
             actual = sha256_file(origin)
         except OSError as err:
             raise ModelFilesError(f"{model_file.path}: {err}") from err
-        if model_file.pinned and actual != model_file.sha256:
+        if actual != model_file.sha256:
             raise ChecksumMismatchError(model_file.path, model_file.sha256, actual)
         if origin.stat().st_size != model_file.size:
             raise ModelFilesError(f"{model_file.path}: not {model_file.size} bytes")
@@ -327,6 +290,4 @@ def install_from_folder(spec: ModelSpec, source: Path, target: Path) -> None:
         if part.stat().st_size != model_file.size or sha256_file(part) != actual:
             part.unlink(missing_ok=True)
             raise ModelFilesError(f"{model_file.path}: copy does not verify")
-        if not model_file.pinned:
-            record_verified(final, actual)
         part.replace(final)
