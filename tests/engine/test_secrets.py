@@ -236,6 +236,9 @@ def test_hidden_characters_hide_no_secret(text: str, shown: str) -> None:
         "The bakery opens at 7 and the season opens with 3 games",
         "Der Laden öffnet um 8 Uhr",
         "La tienda abre a las 9",
+        "We changed the wifi password in March 2024",
+        "Das Passwort läuft am 31.12.2026 ab",
+        "The Spotify password is shared by 4 people",
     ],
 )
 def test_mentions_without_a_value_are_kept(text: str) -> None:

@@ -182,8 +182,20 @@ def _alternation(parts: tuple[str, ...] | str) -> str:
 
 # A word of letters (hyphens and apostrophes inside): "Tablet-PIN", "d'accès".
 _WORD: Final = r"[^\W\d_](?:[^\W\d_]|['’\-](?=[^\W\d_]))*(?![\w])"
-# Not a word of what a code is for: a verb that gives the value, a digit.
-_NOT_TAIL: Final = rf"(?!(?:{_GIVES}|{_DIGIT_WORDS}|{_NOW})(?![\w]))"
+# Months: "the password in March 2024" is a date, not a code for March.
+_MONTHS: Final = (
+    r"jan(?:uary|uar|uari|vier|eiro)?|feb(?:ruary|ruar|ruari)?|f(?:é|e)vrier|"
+    r"fevereiro|febbraio|febrero|march|m(?:ä|a)rz|maart|mars|marts|marzo|"
+    r"mar(?:ç|c)o|april|avril|abril|aprile|may|mai|mei|maj|mayo|maggio|maio|"
+    r"june?|juni|juin|junio|giugno|junho|july|juli|juillet|julio|luglio|julho|"
+    r"aug(?:ust|usti|ustus)?|ao(?:û|u)t|agosto|sept?(?:ember)?|septembre|"
+    r"septiembre|settembre|setembro|o[ck]t(?:ober|obre)?|ottobre|outubro|"
+    r"octubre|nov(?:ember|embre)?|novembro|noviembre|de[cz](?:ember)?|"
+    r"d(?:é|e)cembre|diciembre|dicembre|dezembro|gennaio|enero"
+)
+# Not a word of what a code is for: a verb that gives the value, a digit,
+# a month.
+_NOT_TAIL: Final = rf"(?!(?:{_GIVES}|{_DIGIT_WORDS}|{_NOW}|{_MONTHS})(?![\w]))"
 # A value: spoken digits, digits with spaces between, a word holding a
 # digit (three digits, or digits and letters, when no verb or sign gives
 # it: "Kod do bramy zmieniliśmy 3 maja" is a date), or, after a verb or sign and at the end of

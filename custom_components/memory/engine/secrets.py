@@ -151,6 +151,7 @@ _HARMLESS_CODES: Final = re.compile(
 
 
 _LETTERS: Final = re.compile(r"[^\W\d_]+")
+_CLAUSE_ENDS: Final = re.compile(r"""\s*(?:$|[,.;:!?)»“”"'`])""")
 
 
 def _labelled_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -160,10 +161,13 @@ def _labelled_spans(text: str) -> Iterator[tuple[int, int]]:
         if value.lower().strip(".!?") in _NOT_VALUES | NOT_VALUES:
             continue
         gives = match.group("sep").strip().strip("\"'`")
-        if not gives and not any(c.isdigit() for c in value):
+        if not any(c.isdigit() for c in value) and (
+            not gives or not _CLAUSE_ENDS.match(text, match.end("value"))
+        ):
             # A word right after a label is its object, not a value: "the
             # code of the alarm", "code word". Values without digits need
-            # an "is", ":" or "=".
+            # an "is", ":" or "=", and end what is said: "the password is
+            # shared by 4 people" says how it is used.
             continue
         if _HARMLESS_CODES.search(text, max(0, match.start() - 20), match.start()):
             continue
