@@ -83,6 +83,7 @@ from .validation import (
     moment,
 )
 from .websocket_conversations import async_setup_conversation_commands
+from .websocket_import import async_setup_import_commands
 
 BROWSE_STATUSES: Final = (*STATUSES, "expiring")
 ORDERS: Final = ("relevance", "newest", "recalled")
@@ -561,3 +562,4 @@ def async_setup_websocket_api(hass: HomeAssistant) -> None:
     ):
         async_register_command(hass, command)
     async_setup_conversation_commands(hass)
+    async_setup_import_commands(hass)
