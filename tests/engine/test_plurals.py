@@ -117,7 +117,7 @@ PLURALS: dict[str, str] = {
     "äpple/äpplen tomat/tomater present/presenter leksak/leksaker "
     "pojke/pojkar flicka/flickor soffa/soffor vecka/veckor månad/månader "
     "dag/dagar säng/sängar kudde/kuddar gaffel/gafflar sked/skedar "
-    "kniv/knivar tid/tider läkare/läkarna",
+    "kniv/knivar tid/tider läkare/läkarna bok/böcker sko/skor fot/fötter",
     "da": "bil/biler cykel/cykler hund/hunde kat/katte nøgle/nøgler "
     "værelse/værelser vindue/vinduer dør/døre lampe/lamper spand/spande "
     "flaske/flasker tallerken/tallerkener kop/kopper plante/planter "
@@ -126,7 +126,8 @@ PLURALS: dict[str, str] = {
     "stol/stole bord/borde tæppe/tæpper æble/æbler tomat/tomater "
     "gave/gaver dreng/drenge pige/piger sofa/sofaer radiator/radiatorer "
     "uge/uger måned/måneder dag/dage hus/huse seng/senge pude/puder "
-    "gaffel/gafler ske/skeer kniv/knive aftale/aftaler",
+    "gaffel/gafler ske/skeer kniv/knive aftale/aftaler bog/bøger barn/børn "
+    "mand/mænd",
     "no": "bil/biler sykkel/sykler hund/hunder katt/katter nøkkel/nøkler "
     "vindu/vinduer dør/dører lampe/lamper dunk/dunker flaske/flasker "
     "tallerken/tallerkener kopp/kopper plante/planter blomst/blomster "
@@ -134,7 +135,8 @@ PLURALS: dict[str, str] = {
     "stol/stoler teppe/tepper eple/epler tomat/tomater gave/gaver leke/leker "
     "gutt/gutter jente/jenter sofa/sofaer ovn/ovner uke/uker "
     "måned/måneder dag/dager seng/senger pute/puter gaffel/gafler "
-    "skje/skjeer kniv/kniver avtale/avtaler",
+    "skje/skjeer kniv/kniver avtale/avtaler bok/bøker håndkle/håndklær "
+    "mann/menn",
     "fi": "auto/autot pyörä/pyörät koira/koirat kissa/kissat huone/huoneet "
     "ikkuna/ikkunat ovi/ovet lamppu/lamput pullo/pullot lasi/lasit "
     "kuppi/kupit kasvi/kasvit kukka/kukat kenkä/kengät sukka/sukat "

@@ -57,6 +57,41 @@ _IRREGULAR: Final[dict[str, dict[str, str]]] = {
     },
     "de": {"eier": "ei"},
     "nl": {"kinderen": "kind", "eieren": "ei"},
+    # Nordic plurals with another vowel; not those that are also a verb
+    # ("händer": hands, and happens).
+    "sv": {
+        "böcker": "bok",
+        "böckerna": "bok",
+        "fötter": "fot",
+        "fötterna": "fot",
+        "skor": "sko",
+        "skorna": "sko",
+        "män": "man",
+        "männen": "man",
+        "möss": "mus",
+    },
+    "da": {
+        "bøger": "bog",
+        "bøgerne": "bog",
+        "børn": "barn",
+        "børnene": "barn",
+        "fødder": "fod",
+        "fødderne": "fod",
+        "mænd": "mand",
+        "mændene": "mand",
+        "nætter": "nat",
+    },
+    "no": {
+        "bøker": "bok",
+        "bøkene": "bok",
+        "føtter": "fot",
+        "føttene": "fot",
+        "menn": "mann",
+        "mennene": "mann",
+        "netter": "natt",
+        "håndklær": "håndkle",
+        "håndklærne": "håndkle",
+    },
     "ru": {"кровать": "кровати"},  # not the infinitive ending -ать
 }
 
