@@ -275,6 +275,16 @@ OPENS: Final = re.compile(
     )
     """
 )
+# A part of every label of `WORDED` and verb of `OPENS`, lower-cased: a text
+# with none of them (most) is not searched by those two at all.
+HINTS: Final = _words(
+    "cod kod kood pin pass kennw contrase geheim kombina combina wachtw senord "
+    "salasan tunnusl код парол комбина has haś digo senha parola open unlock "
+    "öffne aufgeht geht ouvre abre apre öppna går åbne åpne otwiera aukeaa "
+    "avautuu открыва"
+)
+
+
 # Chinese and Japanese: the label, what gives its value, the value.
 CJK: Final = re.compile(
     r"""(?x)

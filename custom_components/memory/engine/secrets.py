@@ -26,6 +26,7 @@ from .secret_words import (
     DIGIT,
     HARMLESS_PREFIXES,
     HARMLESS_WORDS,
+    HINTS,
     NOT_VALUES,
     OPENS,
     WORDED,
@@ -230,14 +231,12 @@ def redact_secrets(text: str) -> tuple[str, int]:
     soft hyphen inside "password" or "code" must not hide what follows.
     """
     text, count = _SHAPED.subn(REDACTED, visible(text))
-    spans = _merged(
-        [
-            *_labelled_spans(text),
-            *_worded_spans(text),
-            *_cjk_spans(text),
-            *(match.span("value") for match in OPENS.finditer(text)),
-        ]
-    )
+    spans = [*_labelled_spans(text), *_cjk_spans(text)]
+    lowered = text.lower()
+    if any(hint in lowered for hint in HINTS):
+        spans.extend(_worded_spans(text))
+        spans.extend(match.span("value") for match in OPENS.finditer(text))
+    spans = _merged(spans)
     redacted: list[str] = []
     position = 0
     for start, end in spans:
