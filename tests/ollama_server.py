@@ -4,7 +4,11 @@
 `stream: true` (one JSON object per line, `done: true` last). It records
 every chat request as sent, so a test reads the prompt the LLM really
 received, and answers with scripted replies, or what `respond` makes of the
-request (an AI Task's structured answer, say), or "OK.".
+request (an AI Task's structured answer, say), or "OK.". A scripted reply
+may be a `ToolCall`: the model calls one of the tools the request offered
+(named by its end, `memory__add`, whatever prefix Home Assistant gave it),
+as a model with tools does; Home Assistant runs it and asks again with the
+result.
 
 Plain aiohttp, no Home Assistant: the pytest tests (`tests/integration/
 ollama_peer.py`) and the browser test (`tests/browser/panel_browser.py`,
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 import json
 from typing import Any
@@ -24,12 +29,30 @@ from aiohttp import web
 MODEL = "llama3.2:latest"
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """A scripted reply that calls the offered tool whose name ends with `tool`."""
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def message(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Return the assistant message calling it, by the name the request gave it."""
+        offered = [tool["function"]["name"] for tool in request.get("tools") or ()]
+        name = next(name for name in offered if name.endswith(self.tool))
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": name, "arguments": self.arguments}}],
+        }
+
+
 class OllamaPeer:
     """Ollama's chat API on a local port, with scripted answers."""
 
     def __init__(self) -> None:
         """Answer "OK." until `replies` holds something else."""
-        self.replies: deque[str] = deque()
+        self.replies: deque[str | ToolCall] = deque()
         # Makes the reply to a request when no scripted one is left (None: "OK.").
         self.respond: Callable[[dict[str, Any]], str | None] | None = None
         self.requests: list[dict[str, Any]] = []
@@ -94,15 +117,23 @@ class OllamaPeer:
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
         now = datetime.now(UTC).isoformat()
-        # The reply comes in two pieces, then the closing line, as Ollama streams.
-        middle = len(reply) // 2
-        for piece in (reply[:middle], reply[middle:]):
+        # The reply comes in two pieces, then the closing line, as Ollama
+        # streams; a tool call in one piece.
+        if isinstance(reply, ToolCall):
+            messages = [reply.message(body)]
+        else:
+            middle = len(reply) // 2
+            messages = [
+                {"role": "assistant", "content": piece}
+                for piece in (reply[:middle], reply[middle:])
+            ]
+        for message in messages:
             await response.write(
                 json.dumps(
                     {
                         "model": body["model"],
                         "created_at": now,
-                        "message": {"role": "assistant", "content": piece},
+                        "message": message,
                         "done": False,
                     }
                 ).encode()

@@ -1,0 +1,90 @@
+"""The README's quick start, through Home Assistant's own `ollama` agent.
+
+Step 3 ticks Assist and Memory for the agent (`ollama_peer.py` sets up the
+real `ollama` integration so), step 4 says "Remember that Mia is allergic to
+nuts": the model (a scripted Ollama server) calls the memory tool Home
+Assistant offered it, Home Assistant runs it, and the memory is stored.
+Step 5 asks in a new conversation, and the memory is in the prompt the
+model receives. With Home Assistant's own agent nothing is remembered: it
+has no LLM, so neither tools nor recall reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+import json
+
+from homeassistant.components import conversation
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import intent
+from homeassistant.setup import async_setup_component
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.memory.engine.turn_recall import FENCE_CLOSE, FENCE_OPEN
+from tests.ollama_server import ToolCall
+
+from . import call, search_ids
+from .ollama_peer import OllamaAgent, OllamaPeer, async_setup_ollama_agent
+
+SAID = "Remember that Mia is allergic to nuts"
+MEMORY = "Mia is allergic to nuts"
+
+
+@pytest.fixture
+async def ollama(
+    hass: HomeAssistant, init_integration: MockConfigEntry, socket_enabled: None
+) -> AsyncIterator[OllamaAgent]:
+    """Assist Memory on its default, and the `ollama` agent with Assist and Memory."""
+    peer = OllamaPeer()
+    await peer.start()
+    yield await async_setup_ollama_agent(hass, peer)
+    await peer.stop()
+
+
+def _recalled(prompt: str) -> str:
+    """Return the memory block of a system prompt ("" when there is none)."""
+    if FENCE_OPEN not in prompt:
+        return ""
+    return prompt.split(FENCE_OPEN, 1)[1].split(FENCE_CLOSE, 1)[0]
+
+
+async def test_a_first_memory_by_voice(
+    hass: HomeAssistant, ollama: OllamaAgent
+) -> None:
+    """Said once, stored by the agent's tool call, recalled in a new conversation."""
+    ollama.peer.replies.extend(
+        [ToolCall("memory__add", {"content": MEMORY}), "I'll remember that."]
+    )
+    said = await ollama.say(hass, SAID)
+    assert said.response.speech["plain"]["speech"] == "I'll remember that."
+    # The model was offered the tool, called it, and got its result back.
+    offered = [tool["function"]["name"] for tool in ollama.peer.requests[0]["tools"]]
+    assert "assist__memory__add" in offered
+    answered = ollama.peer.requests[1]["messages"][-1]
+    assert answered["role"] == "tool"
+    assert json.loads(answered["content"])["data"]["saved"] is True
+    [stored] = await search_ids(hass, query="nuts")
+    assert (await call(hass, "get", {"id": stored}))["content"] == MEMORY
+
+    # A new conversation (no conversation id): the memory is in the prompt.
+    await ollama.say(hass, "What is Mia allergic to?")
+    assert f"#{stored} {MEMORY}" in _recalled(ollama.last_prompt)
+
+
+async def test_home_assistants_own_agent_remembers_nothing(
+    hass: HomeAssistant, init_integration: MockConfigEntry
+) -> None:
+    """The default agent has no LLM: it does not understand, and nothing is stored."""
+    assert await async_setup_component(hass, "homeassistant", {})
+    assert await async_setup_component(hass, "conversation", {})
+    result = await conversation.async_converse(
+        hass,
+        SAID,
+        None,
+        Context(),
+        language="en",
+        agent_id="conversation.home_assistant",
+    )
+    assert result.response.response_type == intent.IntentResponseType.ERROR
+    assert await search_ids(hass, query="nuts") == []
