@@ -15,13 +15,13 @@ import re
 
 import pytest
 
-from custom_components.memory.engine.languages import ANALYSED
+from custom_components.memory.engine.languages import ANALYSED, CJK
 from custom_components.memory.engine.secrets import REDACTED, has_secret, redacted
 
 CORPUS = Path(__file__).parent / "data" / "secrets"
-# The analysed languages, and Chinese and Japanese (no spaces between words).
+# The analysed languages, and Chinese, Japanese and Korean (bigrams).
 LANGUAGES: tuple[str, ...] = ("en", "de", "nl", "fr", "es", "it", "pt", "pl")
-LANGUAGES += ("sv", "da", "no", "fi", "ru", "zh", "ja")
+LANGUAGES += ("sv", "da", "no", "fi", "ru", "zh", "ja", "ko")
 _VALUE = re.compile(r"\{([^}]*)\}")
 
 
@@ -51,8 +51,8 @@ def load(language: str) -> Corpus:
 
 
 def test_corpus_covers_the_analysers_languages() -> None:
-    """Each analysed language has its file, 20+ secrets, 300 ordinary in all."""
-    assert set(LANGUAGES) == ANALYSED | {"zh", "ja"}
+    """Each analysed language has its file, 20+ secrets, 300+ ordinary in all."""
+    assert set(LANGUAGES) == ANALYSED | CJK
     corpora = [load(language) for language in LANGUAGES]
     assert all(len(corpus.secrets) >= 20 for corpus in corpora)
     assert sum(len(corpus.ordinary) for corpus in corpora) >= 300

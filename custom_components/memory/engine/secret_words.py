@@ -11,7 +11,8 @@ the label to what it opens ("Garagencode", "alarmkoden", "ovikoodi"), and
 Scandinavian adds the article at the end ("passordet"): a label may be the
 tail of a longer word, unless that word is a harmless code ("Postcode",
 "felkod", "virhekoodi"). Chinese and Japanese have no spaces: their labels
-stand anywhere and the value follows directly ("车库密码是4512").
+stand anywhere and the value follows directly ("车库密码是4512"); Korean
+glues particles and endings to them ("비밀번호는 4512야").
 """
 
 from __future__ import annotations
@@ -285,31 +286,35 @@ HINTS: Final = _words(
 )
 
 
-# Chinese and Japanese: the label, what gives its value, the value.
+# Chinese, Japanese and Korean: the label, what gives its value, the value.
 CJK: Final = re.compile(
     r"""(?x)
     (?P<label>
         密码|密碼|口令|验证码|驗證碼|门禁码|門禁碼|开门码|開門碼|安全码|安全碼|暗码|
-        暗証番号|暗証コード|パスワード|パスコード|合言葉|ロック番号|コード
+        暗証番号|暗証コード|パスワード|パスコード|合言葉|ロック番号|コード|
+        비밀번호|비번|암호|패스워드|핀\s?번호|인증\s?번호|도어락\s?번호|코드
     )
     (?P<sep>\s*
         (?P<gives>是|为|為|改成了?|改为|改為|设为|設為|设置为|設置為|变成了?|
-           は|が|を|も|[:：=])?
+           は|が|を|も|은|는|이|가|을|를|도|[:：=])?
         \s*(?:[「『“"]\s*)?
     )
     (?P<value>
         [零〇一二三四五六七八九幺两兩]{3,}
+      | [공영일이삼사오육칠팔구]{3,}(?=야|이야|입니다|예요|이에요|[\s.,!?]|$)
       | [0-9０-９A-Za-z!@#$%^&*_\-.]*[0-9０-９][0-9０-９A-Za-z!@#$%^&*_\-]*
       | (?(gives)[A-Za-z][A-Za-z!@#$%^&*_\-]{5,}|(?!))
     )
-    (?=$|[\s。．、，,.!！?？」』”"）)]|です|だ|で|に|。)
+    (?=$|[\s。．、，,.!！?？」』”"）)]|です|だ|で|に|。
+        # Korean endings: "4512야", "4512입니다", "8642로 바꿨어" (not "4자리")
+        |(?:입니다|이에요|예요|에요|이야|야|이다|이고|이며|이라고|라고|으로|로|요|고)(?![가-힣]))
     """
 )
 # Digits or spoken digits that go on after a value of digits: "4 5 1 2".
 CONTINUED: Final = re.compile(rf"(?i)(?:[ \-]+(?:\d+|(?:{_DIGIT_WORDS}))(?![\w]))+")
 # A value that may go on like that.
 DIGIT: Final = re.compile(rf"(?i)\d+|(?:{_DIGIT_WORDS})")
-# Before a CJK label: what makes "コード" a harmless code.
+# Before a CJK label: what makes "コード" or "코드" a harmless code.
 CJK_HARMLESS: Final = re.compile(
-    r"(?:エラー|QR|ＱＲ|バー|カラー|ドレス|ソース|国|地域|郵便)$"
+    r"(?:エラー|QR|ＱＲ|バー|カラー|ドレス|ソース|国|地域|郵便|에러|오류|바|QR|우편)\s?$"
 )

@@ -7,7 +7,7 @@ the same way. Every text sent to an embedding provider is redacted first
 who is not identified in its scope shows "[redacted]" where its value was.
 Patterns are deliberately greedy: a false positive loses a memory that can
 be said again, a false negative keeps a secret forever. Labels are known in
-every language the analysers support, and in Chinese and Japanese
+every language the analysers support, and in Chinese, Japanese and Korean
 (`secret_words.py`): compounds ("Garagencode", "ovikoodi"), spoken digits
 ("vier fünf eins zwei") and values glued to the label ("密码是4512").
 `tests/engine/data/secrets/` holds the sentences it is measured on.
@@ -36,7 +36,7 @@ from .text import query_terms, term_coverage, visible
 REDACTED: Final = "[redacted]"
 # Raise when the detector finds secrets it did not find before: vectors of
 # stored rows made from what it now redacts are made again
-# (`secret_recheck.py`). 2: every analysed language, Chinese and Japanese.
+# (`secret_recheck.py`). 2: every analysed language, Chinese, Japanese, Korean.
 DETECTOR_VERSION: Final = 2
 
 # "password is hunter2", "the alarm code: 4512", "PIN 1234", "wifi key = x".
@@ -207,7 +207,7 @@ def _worded_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _cjk_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Values after Chinese and Japanese labels, with or without a space."""
+    """Values after Chinese, Japanese and Korean labels, spaced or not."""
     for match in CJK.finditer(text):
         if not CJK_HARMLESS.search(text[max(0, match.start() - 4) : match.start()]):
             yield _continued(text, *match.span("value"))
