@@ -233,6 +233,29 @@ def test_verb_and_noun_share_a_term(code: str) -> None:
     assert _apart(code, _pairs(VERB_NOUNS, code)) == []
 
 
+@pytest.mark.parametrize(
+    ("code", "forms"),
+    [
+        ("ru", ("плавание плавания плаванию плаванием плавании плаваний "
+                "плаваниям плаваниями плаваниях плавать плавает")),
+        ("ru", ("носок носка носку носком носке носки носков носкам "
+                "носками носках")),
+        ("pl", ("kubek kubka kubkowi kubkiem kubku kubki kubków kubkom "
+                "kubkami kubkach")),
+        ("sv", "cykel cykeln cyklar cyklarna"),
+        ("sv", "gaffel gaffeln gafflar gafflarna"),
+        ("da", "barn barnet børn børnene"),
+        ("no", "nøkkel nøkkelen nøkler nøklene"),
+        ("de", "Kürbis Kürbisse Kürbissen"),
+        ("es", "lápiz lápices"),
+        ("fi", "kenkä kengät kenkää"),
+    ],
+)  # fmt: skip
+def test_every_form_of_a_word_has_one_stem(code: str, forms: str) -> None:
+    """Cases, numbers and definite forms share the word's stem."""
+    assert len({stem(form.lower(), code) for form in forms.split()}) == 1
+
+
 # Words the plural rules must not join: a name and a noun, a season and a
 # verb, a house and a verb, a moon and a man.
 @pytest.mark.parametrize(

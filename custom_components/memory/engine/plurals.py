@@ -13,11 +13,16 @@ Hungarian languages" (ACM SAC 2006) and "Report on CLEF-2001 experiments"
 `SpanishLightStemmer`, `PortugueseLightStemmer`, `ItalianLightStemmer`;
 Dutch also gets Lucene's `DutchAnalyzer` overrides (kinderen, eieren).
 
-Every rule maps a stem to a stem, so two words that shared a stem still do:
-a rule can join words, never part them (the Snowball stem is reached first;
-`restem` languages run Snowball once more on it, which joins "fietsen" to
-"fiets" and "tomater" to "tomat"). `base_form` replaces a few irregular
-plurals before stemming ("children" -> "child").
+The rules are modelled on those light stemmers' plural steps, not copied:
+they work on the Snowball stem, so that Snowball still joins a verb's forms
+and its noun's. Each maps a stem to a stem, so two words that shared a stem
+still do: a rule can join words, never part them (the tests check it
+against Snowball's own groups). `RESTEM` languages run Snowball once more
+on its stem, which joins "fietsen" to "fiets" and "tomater" to "tomat". Two
+rules also look at the word, and only at endings every form of it shares
+(Spanish -ces, Russian verbal nouns in -ание). `base_form` reads a few
+irregular plurals as their singular before stemming ("children" -> "child",
+"børn" -> "barn").
 """
 
 from __future__ import annotations
@@ -200,7 +205,10 @@ def _nordic(stem: str, _word: str) -> str:
         stem = stem[:-1]
         if stem.endswith("ee"):
             stem = stem[:-1]
-    # The e that falls out of "cykel" / "cyklar", "gaffel" / "gafler".
+    # The e that falls out of "cykel" / "cyklar", "gaffel" / "gafler"; and
+    # of the Swedish definite "cykeln".
+    if len(stem) >= 6 and stem.endswith("eln") and stem[-4] not in _VOWELS:
+        stem = stem[:-1]
     if len(stem) >= 5 and stem.endswith("el") and stem[-3] not in _VOWELS:
         stem = stem[:-2] + "l"
     if len(stem) >= 4 and stem[-1] == "l" and stem[-2] == stem[-3]:
@@ -222,7 +230,7 @@ def _finnish(stem: str, _word: str) -> str:
     return stem
 
 
-_RUSSIAN_VERBAL_NOUN: Final = re.compile(r"[ая]ни(?:е|я|ю|и|ем|ям|ях|ями)$")
+_RUSSIAN_VERBAL_NOUN: Final = re.compile(r"[ая]ни(?:е|я|ю|и|й|ем|ям|ях|ями)$")
 
 
 def _russian(stem: str, word: str) -> str:
