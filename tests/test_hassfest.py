@@ -502,5 +502,10 @@ def test_quality_scale() -> None:
             assert rule["comment"].strip(), f"{name}: exempt without a reason"
         if status == "done" and name in README_SECTIONS:
             assert README_SECTIONS[name] in headings, f"{name}: no section"
+    # Dependency transparency names every requirement the manifest pins.
+    manifest = json.loads((INTEGRATION / "manifest.json").read_text("utf-8"))
+    named = rules["dependency-transparency"]["comment"]
+    for requirement in manifest["requirements"]:
+        assert requirement.split("==")[0] in named, requirement
     assert rules["brands"]["status"] == "done"
     assert (INTEGRATION / "brand" / "icon.png").exists()
