@@ -253,3 +253,14 @@ def test_near_duplicate_pairs_match_all_pairs() -> None:
     ]
     # Sunday vs Saturday conflicts; Ben's scope has none; 1 is claimed once.
     assert near_duplicate_pairs(entries, stored) == {0: 1, 3: 4}
+
+
+def test_near_duplicates_by_rare_words_among_many() -> None:
+    """Many stored texts of common words: the one sharing rare words is found."""
+    common = [
+        (n, HOUSEHOLD, f"The kids walk the dog in the park every morning {n}")
+        for n in range(1, 1000)
+    ]
+    twin = (1000, HOUSEHOLD, "The kids walk the dog Biscuit in the park every morning")
+    entry = (HOUSEHOLD, "The kids walk the dog Biscuit in the park each morning")
+    assert near_duplicate_pairs([entry], [*common, twin], threshold=0.7) == {0: 1000}

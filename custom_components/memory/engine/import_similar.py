@@ -7,7 +7,9 @@ with every stored memory of its scope would take 10^10 steps at 100,000
 each; prefix filtering finds the same pairs: with the words of every text
 sorted rarest first, two sets whose overlap reaches `t` share at least one
 of their first `n - ceil(t * n) + 1` words, so only texts sharing such a
-word are compared.
+word are compared. A text of common words only would still be compared
+with most of the store: each entry is compared with at most `MAX_COMPARED`
+stored memories, those that share its rarest words first.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 import math
+from typing import Final
 
 from .near_duplicates import DEFAULT_THRESHOLDS, conflicting, content_terms
+
+# Stored memories one imported entry is compared with at most.
+MAX_COMPARED: Final = 50
 
 
 def _prefix(terms: Sequence[str], threshold: float) -> Sequence[str]:
@@ -57,13 +63,17 @@ def near_duplicate_pairs(
     ):
         if not terms:
             continue
-        candidates = {
-            position
-            for term in _prefix(ordered(terms), threshold)
-            for position in index.get((scope, term), ())
-        }
+        candidates: dict[int, None] = {}
+        for term in _prefix(ordered(terms), threshold):
+            for position in index.get((scope, term), ()):
+                if position not in claimed:
+                    candidates[position] = None
+                    if len(candidates) >= MAX_COMPARED:
+                        break
+            if len(candidates) >= MAX_COMPARED:
+                break
         best: tuple[float, int] | None = None
-        for position in sorted(candidates - claimed):
+        for position in candidates:
             other = stored_terms[position]
             overlap = len(terms & other) / len(terms | other)
             if (
