@@ -11,7 +11,8 @@ language (`languages.language_code` of the conversation's tag):
   of "Mia" and "nager", and a name or a content word is never outweighed by
   function words;
 - every other word is stemmed with the language's Snowball stemmer (a light
-  one of our own for Polish) and folded to what FTS5's `unicode61
+  one of our own for Polish), brought nearer its singular where Snowball
+  leaves a plural apart (`plurals.refine`), and folded to what FTS5's `unicode61
   remove_diacritics 2` holds (`analysis_words.fold_term`): each term is one
   token of that tokenizer, the same one it reads back;
 - in German, Dutch, the Nordic languages and Finnish the index also holds
