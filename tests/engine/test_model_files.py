@@ -503,4 +503,3 @@ def test_a_file_cannot_be_declared_without_its_checksum(size: int, sha256: str) 
     """An empty, upper-case or short digest (or a negative size) is refused."""
     with pytest.raises(ValueError, match="pin a size"):
         ModelFile("model.bin", size, sha256)
-
