@@ -17,6 +17,7 @@
 import { LitElement, html, nothing } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
+import "./import-dialog.js";
 import { appended, keptSelection, rereadPages } from "./live-list.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
@@ -52,6 +53,7 @@ export class MemoryPanel extends LitElement {
     _selected: { state: true },
     _filtersOpen: { state: true },
     _notice: { state: true },
+    _importing: { state: true },
   };
 
   constructor() {
@@ -473,6 +475,7 @@ export class MemoryPanel extends LitElement {
           : nothing}
         <h1>${this.t("title")}</h1>
         <button class="add" @click=${() => this._edit(null)}>${this.t("add")}</button>
+        <button class="add" @click=${() => (this._importing = true)}>${this.t("import")}</button>
         <div class="tabs" role="tablist">
           ${["memories", "conversations"].map(
             (view) => html`<button
@@ -505,6 +508,12 @@ export class MemoryPanel extends LitElement {
             <header><h2>${this.t("add")}</h2></header>
             ${this._editor()}
           </section>`
+        : nothing}
+      ${this._importing
+        ? html`<memory-import-dialog
+            .hass=${this.hass}
+            @close=${() => (this._importing = false)}
+          ></memory-import-dialog>`
         : nothing}
     `;
   }

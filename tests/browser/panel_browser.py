@@ -25,6 +25,9 @@ with Playwright:
   as the AI Task entity); in the Conversations view it waits for digestion;
   "Digest now" digests it, the memory it gave opens, and its source opens
   the conversation again at the message it came from;
+- import: paste two lines in the Import dialog, the preview counts one new
+  and one already there, the import stores the new one, which the origin
+  filter finds;
 - the README's quick start, step 3: the Ollama agent's ⚙ in Settings →
   Devices & services offers "Control Home Assistant" with Assist and
   Memory ticked;
@@ -465,6 +468,7 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             await agent_setting_checks(
                 browser, base, tokens, args.screenshots or Path(folder) / "shots"
             )
+            await import_checks(browser, base, tokens)
             # Anna: the household's and her own, never Ben's.
             anna_tokens = await login(session, base, ANNA)
             # Anna's phone is set to German: so is the panel.
@@ -498,6 +502,38 @@ async def check(args: argparse.Namespace) -> dict[str, float]:
             assert await hers.get_by_text(GRANDMA).count() == 0
             await browser.close()
     return timings
+
+
+async def import_checks(browser: Browser, base: str, tokens: dict[str, Any]) -> None:
+    """Import: paste two lines, preview (one new, one already here), import."""
+    page = await open_panel(
+        browser, base, tokens, viewport={"width": 1280, "height": 800}
+    )
+    await page.get_by_text("The bins go out on Thursday evening").wait_for(
+        timeout=WAIT_MS
+    )
+    await page.get_by_role("button", name="Import", exact=True).click()
+    dialog = page.get_by_role("dialog", name="Import")
+    await dialog.get_by_label("Paste memories").fill(
+        "The bins go out on Thursday evening\nThe piano tuner comes in May"
+    )
+    await dialog.get_by_role("button", name="Preview").click()
+    plan = dialog.locator("dl.import-plan")
+    await plan.wait_for(timeout=WAIT_MS)
+    counts = " ".join((await plan.inner_text()).split())
+    assert "New 1" in counts, counts
+    assert "Already here 1" in counts, counts
+    await dialog.get_by_role("button", name="Import", exact=True).click()
+    await dialog.get_by_text("Imported 1 memories; 1 were already here.").wait_for(
+        timeout=WAIT_MS
+    )
+    await dialog.get_by_role("button", name="Close").last.click()
+    # Imported memories are found by their origin.
+    await page.get_by_label("Came from").select_option("import")
+    await lists(
+        page, "The piano tuner comes in May", "The bins go out on Thursday evening"
+    )
+    await page.context.close()
 
 
 async def lists(page: Page, shown: str, hidden: str) -> None:
