@@ -282,3 +282,17 @@ def test_detect() -> None:
     assert detect("Likes tea, and coffee.\nHas a dog\n") == "lines"
     assert detect("Intro\n- a bullet\n") == "lines"
     assert detect("# Notes\n- a bullet\n") == "markdown"
+
+
+def test_odd_shapes() -> None:
+    """JSON nested past Python's limit, blank CSV rows, a quote left open."""
+    with pytest.raises(ImportFileError) as err:
+        read_import(b"[" * 100_000, timezone=UTC)
+    assert err.value.placeholders["error"] == "nested too deep"
+    parsed = read_import(b"content,tags\nfirst,a\n,\nsecond,b\n", timezone=UTC)
+    assert [entry.content for entry in parsed.entries] == ["first", "second"]
+    # An open quote: not read as CSV, but line by line.
+    assert detect('"content,tags\nfirst,a\n') == "lines"
+    with pytest.raises(ImportFileError) as err:
+        read_import(b'content,tags\n"first,a\n', timezone=UTC, format=ImportFormat.CSV)
+    assert err.value.placeholders["where"] == "line 2"

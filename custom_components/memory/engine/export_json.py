@@ -73,8 +73,6 @@ async def every_memory(
     """Every memory of these scopes (None: all), whatever its status, by id."""
     where, params = "1", list[str]()
     if scopes is not None:
-        if not scopes:
-            return []
         where, params = f"scope IN ({placeholders(len(scopes))})", list(scopes)
     async with store.reader.execute(
         f"SELECT id FROM memories WHERE {where} ORDER BY id",  # noqa: S608
