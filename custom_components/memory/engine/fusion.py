@@ -7,12 +7,31 @@ Every weight is a named constant measured on the LoCoMo benchmark
 (`bench/locomo.py`, results and the variants tried in
 `docs/benchmarks/recall.md`).
 
-The hybrid score is a weighted sum of the two signals, each divided by its
-best value for the query (bm25 by the best bm25, cosine by the best cosine):
-first place in both lists scores 1. On LoCoMo this beat reciprocal-rank
-fusion of the same candidates by 6 (facts) to 17 (conversation turns) points
-of recall@10: ranks throw away how much better the best keyword match is
-than the tenth, and how far apart two cosines are.
+The hybrid score is a weighted sum of the two signals, each normalised
+against its own range for the query: bm25 divided by the best bm25, and a
+cosine measured from the level an unrelated text reaches with this model
+(`cosine_scale.CosineScale`) up to the best cosine. First place in both
+lists scores 1. On LoCoMo a weighted sum beat reciprocal-rank fusion of the
+same candidates by 6 (facts) to 17 (conversation turns) points of
+recall@10: ranks throw away how much better the best keyword match is than
+the tenth, and how far apart two cosines are (Bruch, Gai and Ingber, "An
+Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023, found
+the same, provided each score is normalised against its own range).
+
+The cosine's range is the model's: all-MiniLM-L6-v2 puts unrelated texts
+near 0.1, multilingual-e5-small near 0.75 with its best matches at 0.9.
+Divided by the best cosine, e5's candidates all scored 0.85 to 1 and the
+keyword signal decided the order alone (hybrid 4 to 20 points of recall@1
+below e5's vectors alone on the household set). Measured from the
+unrelated level, a cosine means the same with every model: no weight is
+tuned per model, and compressing or shifting every cosine (`a * cos + b`,
+`a > 0`) leaves the ranking as it was.
+
+The semantic signal's share also follows how far the query's best cosine
+stands out from unrelated texts, in their standard deviations: a best
+match lost in the crowd (an English model asked in Chinese) says little,
+and the keyword signal then weighs more. Results, variants and commands:
+`docs/benchmarks/household.md` and `docs/benchmarks/recall.md`.
 """
 
 from __future__ import annotations
@@ -21,17 +40,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .cosine_scale import Scale
 from .models import Signal
 
 # Share of the keyword signal in a hybrid score; the semantic signal has the
-# rest. Tuned on two sets that pull apart (docs/benchmarks/household.md):
-# LoCoMo's long conversation turns want the keyword signal (0.5 and 0.45
-# best, 0.4 one point lower, 0.3 three), a household's short memories and
-# spoken questions want less of it (0.3 best in every language). 0.45 keeps
-# LoCoMo as it was and lifts the household set's hybrid to at least its
-# better single signal in 11 of 12 languages (English: one question short of
-# the vector signal).
-KEYWORD_WEIGHT: Final = 0.45
+# rest, times its confidence (below). Measured on the household set and
+# LoCoMo with all-MiniLM-L6-v2 and multilingual-e5-small vectors
+# (docs/benchmarks/household.md): the same share serves both models.
+KEYWORD_WEIGHT: Final = 0.4
+# The semantic signal counts fully when the best cosine lies this many
+# standard deviations above the unrelated level, and in proportion below.
+CONFIDENT_Z: Final = 5.0
 
 # A keyword-only hit's score mixes how much of the query it contains (coverage)
 # with its bm25 relative to the best hit: bm25 alone is near zero in a small
@@ -78,10 +97,28 @@ def keyword_scores(
     return scored
 
 
+def closeness(cosine: float, floor: float, best: float) -> float:
+    """Where `cosine` lies between `floor` (0) and the query's `best` (1), clipped.
+
+    No range (the best no higher than the floor): 0, the signal says nothing.
+    """
+    if best <= floor:
+        return 0.0
+    return min(max((cosine - floor) / (best - floor), 0.0), 1.0)
+
+
+def confidence(best: float, scale: Scale) -> float:
+    """How far the best cosine stands out from unrelated texts, 0..1."""
+    if scale.spread <= 0:
+        return 1.0 if best > scale.level else 0.0
+    return min(max((best - scale.level) / scale.spread / CONFIDENT_Z, 0.0), 1.0)
+
+
 def fuse(
     keyword: Sequence[tuple[int, float, float]],
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
+    scale: Scale | None = None,
 ) -> list[Ranked]:
     """Merge keyword hits and semantic hits into one ranking, best first.
 
@@ -93,9 +130,12 @@ def fuse(
 
     With one signal only, its own scores are kept (keyword: `keyword_scores`,
     semantic: the cosine) so that a minimum score means the same thing with or
-    without vectors. With both, each signal is divided by its best value for
-    the query and the two are summed with KEYWORD_WEIGHT: 0..1, and 1 for the
-    first place in both.
+    without vectors. With both, bm25 is divided by the best bm25, a cosine
+    is measured from the level of unrelated texts (`scale`, the query's
+    `CosineScale.scale`; without one, from the lowest candidate) to the best
+    cosine (`closeness`), and the two are summed with KEYWORD_WEIGHT, the
+    semantic share times `confidence` (1 without a scale): 0..1, and 1 for
+    the first place in both.
     """
     if not semantic:
         return [
@@ -115,18 +155,16 @@ def fuse(
     cosines.update(semantic)
     best_bm25 = max(-bm25 for _id, bm25, _coverage in keyword) or 1.0
     best_cosine = max(score for _id, score in semantic)
+    floor = min(cosines.values()) if scale is None else scale.level
+    share = (1 - KEYWORD_WEIGHT) * (
+        1.0 if scale is None else confidence(best_cosine, scale)
+    )
+    total = KEYWORD_WEIGHT + share
     relevance = {item_id: max(-bm25, 0.0) / best_bm25 for item_id, bm25, _ in keyword}
     scored = []
     for item_id in relevance.keys() | cosines.keys():
-        closeness = (
-            min(max(cosines.get(item_id, 0.0), 0.0) / best_cosine, 1.0)
-            if best_cosine > 0
-            else 0.0
-        )
-        score = (
-            KEYWORD_WEIGHT * relevance.get(item_id, 0.0)
-            + (1 - KEYWORD_WEIGHT) * closeness
-        )
+        near = closeness(cosines.get(item_id, floor), floor, best_cosine)
+        score = (KEYWORD_WEIGHT * relevance.get(item_id, 0.0) + share * near) / total
         signals = tuple(
             signal
             for signal, ids in ((Signal.KEYWORD, relevance), (Signal.SEMANTIC, found))

@@ -2,7 +2,8 @@
 
 The index (numpy, or sqlite-vec's `vec0` shards) is derived data: built
 from the `embeddings` table at open, or later with `load_index`, and kept
-in step with every write of vectors.
+in step with every write of vectors; so is a sample of the vectors
+(`cosine_scale.CosineScale`), which tells fusion how unrelated texts score.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import aiosqlite
 import numpy as np
 import numpy.typing as npt
 
+from .cosine_scale import SAMPLE_SIZE, CosineScale, Scale
 from .database import Database
 from .errors import InvalidInputError, VectorDimensionError
 from .memory_rows import check_ids
@@ -32,6 +34,13 @@ def _model_table(model: str) -> str:
 class MemoryVectors(Database):
     """The database, with the active model's vectors of memories and their index."""
 
+    # A sample of the active model's stored vectors (set with the index).
+    _vector_scale: CosineScale | None = None
+
+    def cosine_scale(self, unit: Vector) -> Scale | None:
+        """Give how a unit query scores with unrelated memories (active model)."""
+        return None if self._vector_scale is None else self._vector_scale.scale(unit)
+
     async def _model_dim(self, conn: aiosqlite.Connection, model: str) -> int | None:
         rows = await conn.execute_fetchall(
             "SELECT dim FROM embedding_models WHERE model = ?", (model,)
@@ -44,6 +53,7 @@ class MemoryVectors(Database):
         writer, reader = self._require()
         self._index = None
         self._index_pending = False
+        self._vector_scale = sample = CosineScale()
         if self._model is None:
             return
         dim = await self._model_dim(reader, self._model)
@@ -66,6 +76,22 @@ class MemoryVectors(Database):
             await vec_index.create()
             index = vec_index
             if await index.count() == stored:
+                # The index is intact and not read: the sample is drawn
+                # from the stored vectors, spread over the ids.
+                rows = list(
+                    await reader.execute_fetchall(
+                        "SELECT vector FROM embeddings WHERE model = ? AND memory_id "
+                        "IN (SELECT memory_id FROM embeddings WHERE model = ? "
+                        "ORDER BY (memory_id * 2654435761) % 4294967296 LIMIT ?)",
+                        (self._model, self._model, SAMPLE_SIZE),
+                    )
+                )
+                if rows:
+                    sample.add(
+                        np.frombuffer(
+                            b"".join(row[0] for row in rows), dtype=np.float32
+                        ).reshape(len(rows), dim)
+                    )
                 self._index = index
                 return
             await index.clear()
@@ -80,6 +106,7 @@ class MemoryVectors(Database):
                     b"".join(row[1] for row in rows), dtype=np.float32
                 ).reshape(len(rows), dim)
                 await index.add(ids, matrix)
+                sample.add(matrix)
         self._index = index
 
     async def _store_vectors(
@@ -116,7 +143,10 @@ class MemoryVectors(Database):
             await self._load_index()
             return  # freshly built from the table, which holds these vectors
         ids = list(vectors)
-        await self._index.add(ids, np.stack([vectors[i] for i in ids]))
+        matrix = np.stack([vectors[i] for i in ids])
+        await self._index.add(ids, matrix)
+        if self._vector_scale is not None:
+            self._vector_scale.add(matrix)
 
     async def set_vectors(self, vectors: Mapping[int, npt.ArrayLike]) -> None:
         """Store (or replace) vectors of the store's model for existing items."""

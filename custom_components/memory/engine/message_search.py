@@ -5,7 +5,9 @@ messages also have vectors (made by `embedding_queue.py`, kept in
 `message_embeddings`), and a query vector ranks them by meaning, both fused
 as memories are (`fusion.py`). The vectors are searched through an in-memory
 int8 index (`NumpyIndex`) that is derived data: it catches up from the table
-on each semantic search, and purges take their ids out of it.
+on each semantic search, and purges take their ids out of it; a sample of
+the vectors it read (`cosine_scale.CosineScale`) tells fusion how unrelated
+messages score.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .conversation_models import (
     messages_by_id,
     row_to_message,
 )
+from .cosine_scale import CosineScale
 from .errors import StoreError
 from .fusion import fuse
 from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
@@ -52,6 +55,7 @@ class MessageSearch:
         # Vectors of the store's model, loaded on the first semantic search;
         # `_indexed` is the last `message_embeddings.id` read into it.
         self._index: NumpyIndex | None = None
+        self._scale = CosineScale()
         self._dim = 0
         self._indexed = 0
         self._index_lock = asyncio.Lock()
@@ -103,7 +107,12 @@ class MessageSearch:
                 keywords, filters, len(outside), only=outside
             )
         similarity = await self._similarity(query, semantic, [h[0] for h in keyword])
-        fused = fuse(keyword, semantic, similarity)
+        scale = (
+            self._scale.scale(as_unit_vector(query.vector))
+            if semantic and query.vector is not None
+            else None
+        )
+        fused = fuse(keyword, semantic, similarity, scale)
         ranked = [entry for entry in fused if entry.score >= query.min_score][
             : query.limit
         ]
@@ -201,6 +210,7 @@ class MessageSearch:
                     return None  # nothing embedded by this model yet
                 self._dim = int(row[0])
                 self._index = NumpyIndex(self._dim, capacity=int(row[1]))
+                self._scale = CosineScale()
                 self._indexed = 0
             index = self._index
             async with reader.execute(
@@ -213,6 +223,7 @@ class MessageSearch:
                         b"".join(row[2] for row in rows), dtype=np.float32
                     ).reshape(len(rows), -1)
                     await index.add([int(row[1]) for row in rows], matrix)
+                    self._scale.add(matrix)
                     self._indexed = int(rows[-1][0])
         return model, self._dim, index
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 import aiosqlite
 import numpy as np
 
+from .cosine_scale import Scale
 from .curation import MemoryCuration
 from .errors import InvalidInputError, StoreError, VectorDimensionError
 from .fusion import Ranked, add_context, fuse
@@ -136,14 +137,16 @@ class MemorySearch(MemoryCuration):
             else {}
         )
         keyword = await self._complete_keyword(reader, query, keywords, keyword, pooled)
-        fused = fuse(keyword, semantic, similarity)
+        # How unrelated memories score with this query (`cosine_scale`).
+        scale = None if unit is None else self.cosine_scale(unit)
+        fused = fuse(keyword, semantic, similarity, scale)
         if query.context and fused:
             fused = await self._neighbouring_context(
                 reader,
                 (query, keywords),
                 (where, params),
                 (keyword, semantic, similarity),
-                fused,
+                (fused, scale),
             )
         ranked = [entry for entry in fused if entry.score >= query.min_score][
             : query.limit
@@ -412,7 +415,7 @@ class MemorySearch(MemoryCuration):
         queries: tuple[SearchQuery, KeywordQuery | None],
         filters: tuple[str, list[Any]],
         signals: _Candidates,
-        fused: list[Ranked],
+        ranking: tuple[list[Ranked], Scale | None],
     ) -> list[Ranked]:
         """Score candidates with their conversation neighbours (`query.context`).
 
@@ -422,6 +425,7 @@ class MemorySearch(MemoryCuration):
         """
         where, params = filters
         keyword, semantic, similarity = signals
+        fused, scale = ranking
         known = {entry.id for entry in fused}
         around = sorted({i + step for i in known for step in (-1, 0, 1)} - {0})
         rows = await rows_in(
@@ -447,7 +451,7 @@ class MemorySearch(MemoryCuration):
             keyword, similarity = await self._complete_candidates(
                 conn, queries, (keyword, semantic, similarity), new
             )
-            fused = fuse(keyword, semantic, similarity)
+            fused = fuse(keyword, semantic, similarity, scale)
         return add_context(fused, neighbours)
 
     async def _semantic(
