@@ -18,6 +18,7 @@ from custom_components.memory.engine import (
     SearchQuery,
     Source,
 )
+from custom_components.memory.engine.embedding_jobs import count_missing
 from custom_components.memory.engine.export_json import every_memory, render_json
 from custom_components.memory.engine.import_entries import (
     ImportEntry,
@@ -28,8 +29,18 @@ from custom_components.memory.engine.import_entries import (
 from custom_components.memory.engine.import_formats import read_import
 from custom_components.memory.engine.import_similar import near_duplicate_pairs
 from custom_components.memory.engine.importing import preview_import, run_import
+from custom_components.memory.engine.providers import OllamaProvider
 
-from .conftest import START, FakeClock, StoreFactory, memory, sql
+from .conftest import (
+    PROVIDER_MODEL,
+    START,
+    FakeClock,
+    StoreFactory,
+    make_queue,
+    memory,
+    run_until_idle,
+    sql,
+)
 
 ANNA = "person.anna"
 BEN = "person.ben"
@@ -264,3 +275,26 @@ def test_near_duplicates_by_rare_words_among_many() -> None:
     twin = (1000, HOUSEHOLD, "The kids walk the dog Biscuit in the park every morning")
     entry = (HOUSEHOLD, "The kids walk the dog Biscuit in the park each morning")
     assert near_duplicate_pairs([entry], [*common, twin], threshold=0.7) == {0: 1000}
+
+
+async def test_imported_memories_are_embedded_in_the_background(
+    store_factory: StoreFactory,
+    provider: OllamaProvider,
+    clock: FakeClock,
+) -> None:
+    """The embedding queue picks imported rows up after the import, history too."""
+    store = await store_factory(model=PROVIDER_MODEL)
+    queue = make_queue(store, provider, clock)
+    await queue.start()
+    file = read_import(
+        b'[{"memory": "Mia is allergic to nuts"}, {"memory": "Bins on Thursday"},'
+        b' {"memory": "Lived in Lyon", "state": "archived"}]',
+        timezone=UTC,
+    )
+    result = await run_import(store, file, {"": HOUSEHOLD}, source_name="mem0")
+    assert await count_missing(store, PROVIDER_MODEL) == 3
+    assert await run_until_idle(queue) is None
+    assert await count_missing(store, PROVIDER_MODEL) == 0
+    vector = await queue.query_vector("peanut allergy")
+    hits = await store.search(SearchQuery(text="peanut allergy", vector=vector))
+    assert hits[0].item.id == result.ids[0]
