@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from bench.e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     from custom_components.memory import engine
     from custom_components.memory.engine import (
+        cosine_scale,
         database as database_module,
         fusion,
         keywords as keywords_module,
@@ -70,6 +71,7 @@ else:
     from e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     import engine
     from engine import (
+        cosine_scale,
         database as database_module,
         fusion,
         keywords as keywords_module,
@@ -82,6 +84,7 @@ type FuseFn = Callable[
         Sequence[tuple[int, float, float]],
         Sequence[tuple[int, float]],
         Mapping[int, float] | None,
+        cosine_scale.Scale | None,
     ],
     list[fusion.Ranked],
 ]
@@ -268,6 +271,7 @@ def fuse_rrf(
     keyword: Sequence[tuple[int, float, float]],
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
+    scale: cosine_scale.Scale | None = None,
 ) -> list[fusion.Ranked]:
     """Reciprocal-rank fusion (k=60, equal weights): the engine's former fusion.
 
@@ -279,7 +283,7 @@ def fuse_rrf(
     del similarity
     keyword = keyword[: search_module.KEYWORD_POOL]
     if not keyword or not semantic:
-        return fusion.fuse(keyword, semantic)
+        return fusion.fuse(keyword, semantic, scale=scale)
     scores: dict[int, float] = {}
     signals: dict[int, list[engine.Signal]] = {}
     by_bm25 = [(item_id, bm25) for item_id, bm25, _coverage in keyword]
@@ -302,10 +306,11 @@ def fuse_pool_only(
     keyword: Sequence[tuple[int, float, float]],
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
+    scale: cosine_scale.Scale | None = None,
 ) -> list[fusion.Ranked]:
     """Fuse as shipped, over the two pools only (no completed scores)."""
     del similarity
-    return fusion.fuse(keyword[: search_module.KEYWORD_POOL], semantic)
+    return fusion.fuse(keyword[: search_module.KEYWORD_POOL], semantic, scale=scale)
 
 
 @dataclass(frozen=True, slots=True)
