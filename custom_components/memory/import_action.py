@@ -12,7 +12,7 @@ shows as a persistent notification (counts only, never text).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -137,8 +137,14 @@ async def async_import_data(
     options: Mapping[str, Any],
     *,
     notify: bool,
+    report: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Preview (`dry_run`) or import `data`; the action's and the panel's path."""
+    """Preview (`dry_run`) or import `data`; the action's and the panel's path.
+
+    An import tells how far it is (rows written, of how many) to a
+    persistent notification when `notify`, and to `report` (the panel's
+    dialog) when given.
+    """
     kind = options.get(ATTR_FORMAT)
     try:
         file: ImportFile = await hass.async_add_executor_job(
@@ -157,13 +163,19 @@ async def async_import_data(
             return {"dry_run": True, **plan.as_dict()}
         source = f"import:{options.get(ATTR_SOURCE_NAME) or file.format}"
         progress = _Progress(hass, len(file.entries)) if notify else None
+        listeners = [step for step in (progress, report) if step is not None]
+
+        def step(done: int, total: int) -> None:
+            for listener in listeners:
+                listener(done, total)
+
         result = await run_import(
             store,
             file,
             scopes,
             source_name=source,
             user_id=caller.user_id,
-            progress=progress,
+            progress=step if listeners else None,
         )
     except StoreError as err:
         if notify:

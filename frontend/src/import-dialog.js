@@ -5,7 +5,8 @@
 // how many memories are new, duplicates, would replace a near duplicate,
 // are history or hold a code, and whose each source owner's will be; an
 // owner can be given to the household or a person, and the preview is read
-// again. Import sends the same to memory/import (all or nothing); Cancel
+// again. Import sends the same to memory/import (all or nothing), while
+// memory/import_progress tells how many rows are written (a bar); Cancel
 // leaves everything as it was. Both commands apply the user's reach.
 
 import { LitElement, html, nothing } from "lit";
@@ -35,6 +36,7 @@ export class MemoryImportDialog extends LitElement {
     _done: { state: true },
     _busy: { state: true },
     _error: { state: true },
+    _progress: { state: true },
   };
 
   constructor() {
@@ -48,6 +50,7 @@ export class MemoryImportDialog extends LitElement {
     this._done = null;
     this._busy = false;
     this._error = "";
+    this._progress = null;
   }
 
   t(key, values) {
@@ -91,7 +94,22 @@ export class MemoryImportDialog extends LitElement {
   }
 
   async _runImport() {
-    const done = await this._ask("memory/import");
+    let stop;
+    try {
+      stop = await this.hass.connection.subscribeMessage(
+        (step) => (this._progress = step),
+        { type: "memory/import_progress" },
+      );
+    } catch {
+      stop = undefined; // no progress to show; the import still runs
+    }
+    let done;
+    try {
+      done = await this._ask("memory/import");
+    } finally {
+      this._progress = null;
+      stop?.();
+    }
     if (done) {
       this._done = done;
       this._preview = null;
@@ -185,6 +203,12 @@ export class MemoryImportDialog extends LitElement {
       ${this._done
         ? html`<p role="status">${this.t("importDone", { count: this._done.imported, duplicates: this._done.duplicates })}</p>`
         : this._form()}
+      ${this._progress
+        ? html`<p role="status">
+            <progress max=${this._progress.total} .value=${this._progress.done}></progress>
+            ${this.t("importProgress", this._progress)}
+          </p>`
+        : nothing}
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
       ${this._preview ? this._plan(this._preview) : nothing}
       <div class="actions">

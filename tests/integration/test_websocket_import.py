@@ -93,3 +93,42 @@ async def test_pasted_text_and_bad_input(
     ):
         refused = await ask(client, type="memory/import_preview", **message)
         assert refused["error"]["translation_key"] == key, message
+
+
+async def test_the_dialog_hears_how_far_its_import_is(
+    hass: HomeAssistant,
+    init_integration: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """memory/import_progress: counts while rows are written, on its connection only."""
+    client = await hass_ws_client(hass)
+    other = await hass_ws_client(hass)
+    await client.send_json_auto_id({"type": "memory/import_progress"})
+    subscribed = await client.receive_json()
+    assert subscribed["success"]
+    await other.send_json_auto_id({"type": "memory/import_progress"})
+    assert (await other.receive_json())["success"]
+    text = "\n".join(
+        f"Garden note number {n} for the progress check" for n in range(12_000)
+    )
+    await client.send_json_auto_id({"type": "memory/import", "text": text})
+    steps: list[dict[str, int]] = []
+    while (reply := await client.receive_json())["type"] == "event":
+        assert reply["id"] == subscribed["id"]
+        steps.append(reply["event"])
+    assert reply["success"], reply
+    assert reply["result"]["imported"] == 12_000
+    done = [step["done"] for step in steps]
+    assert done == sorted(done) and len(done) >= 2
+    assert steps[-1] == {"done": 12_000, "total": 12_000}
+    # Another connection's subscription heard nothing: its next reply is its own.
+    await other.send_json_auto_id({"type": "memory/browse", "limit": 1})
+    assert (await other.receive_json())["type"] == "result"
+    # Unsubscribed: the next import says nothing before its result.
+    await client.send_json_auto_id(
+        {"type": "unsubscribe_events", "subscription": subscribed["id"]}
+    )
+    assert (await client.receive_json())["success"]
+    await client.send_json_auto_id({"type": "memory/import", "text": "Likes tea"})
+    reply = await client.receive_json()
+    assert reply["type"] == "result" and reply["result"]["imported"] == 1
