@@ -1,8 +1,9 @@
 """What a model folder holds for the built-in encoder: config, settings, weights.
 
-Reads `config.json` and sentence-transformers' pooling files, and maps
-`.safetensors` weights read-only (a dozen lines of format, no extra
-package), so the whole model costs only the pages it touches.
+Reads `config.json` and sentence-transformers' pooling files, maps the
+`.safetensors` layer weights read-only (a dozen lines of format, no extra
+package) and reads the token-embedding table by rows with `pread`, so the
+model costs only the pages it touches.
 """
 
 from __future__ import annotations
@@ -219,8 +220,8 @@ _MAX_HEADER = 100 * 1024 * 1024
 class TensorFile:
     """Tensors of a `.safetensors` file, memory-mapped and read-only.
 
-    float32 tensors are views of the file: nothing is copied, untouched rows of
-    the 30k-token embedding table never become resident, and under memory
+    float32 tensors are views of the file: nothing is copied (the
+    token-embedding table is read by rows instead, `rows`), and under memory
     pressure the kernel can drop the pages and read them back instead of
     swapping. Other float types are converted on access. The format is a
     little-endian u64 header length, a JSON header of names, dtypes, shapes
