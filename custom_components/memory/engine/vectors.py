@@ -1,13 +1,14 @@
-"""Vector index backends: sqlite-vec `vec0` when it loads, numpy otherwise.
+"""Vector index backends: numpy binary codes, or sqlite-vec `vec0` when asked for.
 
-Both keep int8 codes (a quarter of float32's memory: 38 MB for 100k vectors of
-384 dimensions) and return an approximate top-k: numpy with a scale per row
-and dot products (shortlisted by sign bits when large), vec0 with one shared
-scale and L2 distance, its fastest kernel. The store re-scores that
-pool exactly from the float32 vectors in the `embeddings` table, so both
-backends give the same results on the same data. vec0 is split in shards
-scanned in parallel (see SqliteVecIndex). Each index is derived
-data: the store rebuilds it from `embeddings` whenever it looks out of sync.
+Both return an approximate top-k that the store re-scores exactly from the
+float32 vectors in the `embeddings` table, so both give the same results on
+the same data. numpy keeps one bit a dimension
+(`vector_codes`: 6 MB for 100k vectors of 384 dimensions, a seventh of int8
+codes) and ranks by a cosine estimate from them, shortlisted by Hamming
+distance when large. vec0 keeps int8 codes with one shared scale and
+compares them by L2 distance, its fastest kernel, split in shards scanned in
+parallel (see SqliteVecIndex). Each index is derived data: the store
+rebuilds it from `embeddings` whenever it looks out of sync.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy.typing as npt
 
 from .errors import InvalidVectorError
 from .transactions import immediate_transaction
+from .vector_codes import encode, estimate, hamming, pack_signs, words_per_row
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -32,16 +34,13 @@ if TYPE_CHECKING:
 BACKEND_NUMPY: Final = "numpy"
 BACKEND_SQLITE_VEC: Final = "sqlite-vec"
 
-# Rows scored per step: a float32 copy of 512 x 384 (768 KiB) stays in L2
-# cache; measured faster than 256 or 1024 rows (bench/engine.py).
-_CHUNK_ROWS: Final = 512
 _INT8_MAX: Final = 127.0
 # Above this many rows, NumpyIndex.knn ranks every row by the Hamming
-# distance of its sign bits to the query's (48 bytes a row at 384 dims, XOR
-# and popcount) and scores with the int8 codes only the closest
+# distance of its codes to the query's signs (48 bytes a row at 384 dims,
+# XOR and popcount) and estimates cosines only for the closest
 # max(_SHORTLIST_PER_K * k, rows / _SHORTLIST_SHARE): at 100k rows and k=200
-# that is 4,000 rows, and the exact top 50 after re-scoring was the same as
-# with a full int8 scan for every query of bench/engine.py.
+# that is 4,000 rows; recall@10 after re-scoring was the same with 2,000 on
+# bench/engine.py's vectors and LoCoMo's (docs/benchmarks/engine.md).
 _SHORTLIST_MIN_ROWS: Final = 20_000
 _SHORTLIST_PER_K: Final = 20
 _SHORTLIST_SHARE: Final = 25
@@ -66,15 +65,6 @@ def as_unit_vector(vector: npt.ArrayLike) -> Vector:
     return (array / norm).astype(np.float32)
 
 
-def sign_bits(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
-    """Each row's signs as bits, packed into 64-bit words (zero-padded)."""
-    packed = np.packbits(vectors > 0, axis=1)
-    pad = -packed.shape[1] % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
-
-
 def vec0_scale(dim: int) -> float:
     """Return the int8 scale shared by `vec0` codes: 127 at VEC0_CLIP_SIGMAS sigmas.
 
@@ -92,16 +82,6 @@ def vec0_codes(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
         np.rint(vectors * scale), -_INT8_MAX, _INT8_MAX
     ).astype(np.int8)
     return codes
-
-
-def quantize(
-    vectors: npt.NDArray[np.float32],
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """Per-row symmetric int8 codes and the factor that undoes them."""
-    peak = np.abs(vectors).max(axis=1)
-    peak[peak == 0] = 1.0
-    codes = np.rint(vectors * (_INT8_MAX / peak)[:, None]).astype(np.int8)
-    return codes, (peak / _INT8_MAX).astype(np.float32)
 
 
 class VectorIndex(Protocol):
@@ -135,23 +115,25 @@ class VectorIndex(Protocol):
 
 
 class NumpyIndex:
-    """Scan over int8 codes held in memory, scored off the event loop.
+    """Binary codes held in memory (`vector_codes`), scored off the event loop.
 
-    Small indexes are scanned in full; large ones are shortlisted by sign
-    bits first (see _SHORTLIST_MIN_ROWS).
+    60 bytes a row at 384 dimensions (id, 48 bytes of bits, a factor): a
+    seventh of int8 codes. `knn` ranks by the codes' cosine estimate, over
+    every row of a small index and over the rows nearest by Hamming distance
+    of a large one (see _SHORTLIST_MIN_ROWS); the store re-scores the k it
+    returns exactly.
     """
 
     def __init__(self, dim: int, capacity: int = 0) -> None:
         """Pre-size for `capacity` rows so a bulk load does not over-allocate."""
         self._dim = dim
-        self._words = (dim + 63) // 64
+        self._words = words_per_row(dim)
         self._lock = threading.Lock()
         self._size = 0
         capacity = max(capacity, 1024)
         self._ids = np.zeros(capacity, dtype=np.int64)
-        self._codes = np.zeros((capacity, dim), dtype=np.int8)
-        self._scales = np.zeros(capacity, dtype=np.float32)
         self._bits = np.zeros((capacity, self._words), dtype=np.uint64)
+        self._factors = np.zeros(capacity, dtype=np.float32)
 
     @property
     def backend(self) -> str:
@@ -166,12 +148,7 @@ class NumpyIndex:
     @property
     def nbytes(self) -> int:
         """Memory held by the arrays."""
-        return (
-            self._ids.nbytes
-            + self._codes.nbytes
-            + self._scales.nbytes
-            + self._bits.nbytes
-        )
+        return self._ids.nbytes + self._bits.nbytes + self._factors.nbytes
 
     def _grow(self, needed: int) -> None:
         capacity = len(self._ids)
@@ -179,15 +156,12 @@ class NumpyIndex:
             return
         capacity = max(needed, capacity + capacity // 2)
         ids = np.zeros(capacity, dtype=np.int64)
-        codes = np.zeros((capacity, self._dim), dtype=np.int8)
-        scales = np.zeros(capacity, dtype=np.float32)
         bits = np.zeros((capacity, self._words), dtype=np.uint64)
+        factors = np.zeros(capacity, dtype=np.float32)
         ids[: self._size] = self._ids[: self._size]
-        codes[: self._size] = self._codes[: self._size]
-        scales[: self._size] = self._scales[: self._size]
         bits[: self._size] = self._bits[: self._size]
-        self._ids, self._codes, self._scales = ids, codes, scales
-        self._bits = bits
+        factors[: self._size] = self._factors[: self._size]
+        self._ids, self._bits, self._factors = ids, bits, factors
 
     def _remove_locked(self, ids: Sequence[int]) -> None:
         if not ids or not self._size:
@@ -197,82 +171,48 @@ class NumpyIndex:
         if kept == self._size:
             return
         self._ids[:kept] = self._ids[: self._size][keep]
-        self._codes[:kept] = self._codes[: self._size][keep]
-        self._scales[:kept] = self._scales[: self._size][keep]
         self._bits[:kept] = self._bits[: self._size][keep]
+        self._factors[:kept] = self._factors[: self._size][keep]
         self._size = kept
 
     def add_sync(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace; callable from any thread."""
         if not len(ids):
             return
-        codes, scales = quantize(vectors)
-        bits = sign_bits(vectors)
+        if vectors.shape != (len(ids), self._dim):
+            raise InvalidVectorError(
+                f"expected {len(ids)} vectors of {self._dim} dimensions, "
+                f"got shape {vectors.shape}"
+            )
+        bits, factors = encode(vectors)
         with self._lock:
             self._remove_locked(ids)
             self._grow(self._size + len(ids))
             end = self._size + len(ids)
             self._ids[self._size : end] = ids
-            self._codes[self._size : end] = codes
-            self._scales[self._size : end] = scales
             self._bits[self._size : end] = bits
+            self._factors[self._size : end] = factors
             self._size = end
 
     def knn_sync(self, query: Vector, k: int) -> list[tuple[int, float]]:
-        """Approximate top-k by int8 score; callable from any thread."""
+        """Approximate top-k by estimated cosine; callable from any thread."""
         with self._lock:
             size = self._size
             if size == 0 or k <= 0:
                 return []
             shortlist = max(_SHORTLIST_PER_K * k, size // _SHORTLIST_SHARE)
             if size > _SHORTLIST_MIN_ROWS and shortlist < size:
-                distance = np.bitwise_count(
-                    self._bits[:size] ^ sign_bits(query.reshape(1, -1))
-                ).sum(axis=1, dtype=np.uint32)
-                rows = np.argpartition(distance, shortlist - 1)[:shortlist]
-                scores, ids = self._score_rows_locked(query, rows)
+                distance = hamming(self._bits[:size], pack_signs(query))
+                rows = np.sort(np.argpartition(distance, shortlist - 1)[:shortlist])
+                scores = estimate(self._bits[rows], self._factors[rows], query)
+                ids = self._ids[rows]
             else:
-                scores, ids = self._scan_locked(query)
+                scores = estimate(self._bits[:size], self._factors[:size], query)
+                ids = self._ids[:size].copy()
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         order = top[np.argsort(-scores[top], kind="stable")]
         return [(int(ids[row]), float(scores[row])) for row in order]
-
-    def _scan_locked(
-        self, query: Vector
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Score every row in cache-sized chunks."""
-        size = self._size
-        scores = np.empty(size, dtype=np.float32)
-        buffer = np.empty((_CHUNK_ROWS, self._dim), dtype=np.float32)
-        for start in range(0, size, _CHUNK_ROWS):
-            stop = min(start + _CHUNK_ROWS, size)
-            block = buffer[: stop - start]
-            np.copyto(block, self._codes[start:stop], casting="unsafe")
-            np.matmul(block, query, out=scores[start:stop])
-        scores *= self._scales[:size]
-        return scores, self._ids[:size].copy()
-
-    def _score_rows_locked(
-        self, query: Vector, rows: npt.NDArray[np.intp]
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """Score the given rows, gathered in cache-sized chunks.
-
-        Small reused buffers, not one float32 copy of every row: a fresh
-        multi-megabyte array costs more in page faults than the scoring.
-        """
-        rows = np.sort(rows)  # gathers in memory order
-        scores = np.empty(len(rows), dtype=np.float32)
-        codes = np.empty((_CHUNK_ROWS, self._dim), dtype=np.int8)
-        buffer = np.empty((_CHUNK_ROWS, self._dim), dtype=np.float32)
-        for start in range(0, len(rows), _CHUNK_ROWS):
-            chunk = rows[start : start + _CHUNK_ROWS]
-            np.take(self._codes, chunk, axis=0, out=codes[: len(chunk)])
-            block = buffer[: len(chunk)]
-            np.copyto(block, codes[: len(chunk)], casting="unsafe")
-            np.matmul(block, query, out=scores[start : start + len(chunk)])
-        scores *= self._scales[rows]
-        return scores, self._ids[rows]
 
     async def add(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace unit vectors."""
@@ -301,9 +241,8 @@ class NumpyIndex:
         with self._lock:
             self._size = 0
             self._ids = np.zeros(0, dtype=np.int64)
-            self._codes = np.zeros((0, self._dim), dtype=np.int8)
-            self._scales = np.zeros(0, dtype=np.float32)
             self._bits = np.zeros((0, self._words), dtype=np.uint64)
+            self._factors = np.zeros(0, dtype=np.float32)
 
 
 class SqliteVecIndex:
