@@ -259,7 +259,8 @@ def _embedding_like(rng: np.random.Generator) -> npt.NDArray[np.float32]:
     topic, sub = int(rng.integers(20)), int(rng.integers(16))
     noise = rng.standard_normal(BIG_DIM) / np.sqrt(BIG_DIM)
     mixed = BIG_TOPICS[topic, 0] + 0.7 * BIG_TOPICS[topic, sub] + 0.8 * noise
-    return (mixed * BIG_SCALE).astype(np.float32)
+    made: npt.NDArray[np.float32] = (mixed * BIG_SCALE).astype(np.float32)
+    return made
 
 
 def _near(
@@ -267,7 +268,10 @@ def _near(
 ) -> npt.NDArray[np.float32]:
     stored = vectors[int(rng.integers(len(vectors)))]
     noise = rng.standard_normal(BIG_DIM) / np.sqrt(BIG_DIM)
-    return (stored / np.linalg.norm(stored) + 0.5 * noise).astype(np.float32)
+    query: npt.NDArray[np.float32] = (
+        stored / np.linalg.norm(stored) + 0.5 * noise
+    ).astype(np.float32)
+    return query
 
 
 def _big_dataset(count: int) -> tuple[list[NewMemory], list[npt.NDArray[np.float32]]]:
