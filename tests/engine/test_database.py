@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from contextlib import closing
-import logging
 from pathlib import Path
 import random
 import sqlite3
@@ -123,44 +122,46 @@ async def test_switch_backend_between_opens(
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
 
 
-async def test_auto_backend(store_factory: StoreFactory) -> None:
-    """`auto` uses sqlite-vec where it loads."""
+async def test_auto_backend_is_numpy(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """`auto` uses the numpy index even where sqlite-vec loads: no vec0 table."""
     store = await store_factory(vector_backend="auto")
-    assert store.vector_backend == "sqlite-vec"
-    await store.add(memory("Auto"), vector=vector(1))
-    assert (await store.stats()).vector_backend == "sqlite-vec"
+    assert store.vector_backend == "numpy"
+    assert store._shard_readers == []
+    item = (await store.add(memory("Auto"), vector=vector(1))).item
+    assert (await store.stats()).vector_backend == "numpy"
+    assert ids(await store.search(SearchQuery(vector=vector(1)))) == [item.id]
+    with closing(sqlite3.connect(db_path)) as conn:
+        tables = conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'vec_%'"
+        ).fetchall()
+    assert tables == []
 
 
-async def test_auto_falls_back_without_sqlite_vec(
+async def test_sqlite_vec_by_name_needs_the_package(
     store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without the sqlite_vec package, `auto` uses numpy; forcing it raises."""
+    """Without the sqlite_vec package `auto` is unaffected; asking for it raises."""
     monkeypatch.setitem(sys.modules, "sqlite_vec", None)
     store = await store_factory(vector_backend="auto")
     assert store.vector_backend == "numpy"
-    item = (await store.add(memory("Fallback"), vector=vector(1))).item
-    assert ids(await store.search(SearchQuery(vector=vector(1)))) == [item.id]
     await store.close()
     with pytest.raises(ImportError):
         await store_factory(vector_backend="sqlite-vec")
 
 
-async def test_auto_falls_back_when_extension_fails(
+async def test_sqlite_vec_by_name_needs_the_extension(
     store_factory: StoreFactory,
     monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
     tmp_path: Path,
 ) -> None:
-    """An extension that does not load: `auto` warns and uses numpy."""
+    """An extension that does not load: `auto` never tries it; asking for it raises."""
     monkeypatch.setattr(
         sqlite_vec, "loadable_path", lambda: str(tmp_path / "missing_vec0")
     )
-    with caplog.at_level(logging.WARNING):
-        store = await store_factory(vector_backend="auto")
+    store = await store_factory(vector_backend="auto")
     assert store.vector_backend == "numpy"
-    assert "sqlite-vec did not load" in caplog.text
-    item = (await store.add(memory("Fallback"), vector=vector(1))).item
-    assert ids(await store.search(SearchQuery(vector=vector(1)))) == [item.id]
     await store.close()
     with pytest.raises(DatabaseUnavailableError) as info:
         await store_factory(vector_backend="sqlite-vec")
@@ -371,38 +372,6 @@ def test_database_bytes_without_files(tmp_path: Path) -> None:
 
 
 # -- auto backend at any size, sharded vec0 ---------------------------------------
-
-
-async def test_auto_keeps_vec0_at_any_size(
-    store_factory: StoreFactory, db_path: Path
-) -> None:
-    """`auto` uses vec0 whenever it loads, however many vectors, as numpy ranks."""
-    store = await store_factory(vector_backend="auto")
-    assert store.vector_backend == "sqlite-vec"
-    added = await store.add_many(
-        [memory(f"Sized note {i}") for i in range(300)],
-        vectors=[vector(i) for i in range(300)],
-    )
-    await store.close()
-    large = await store_factory(vector_backend="auto")
-    assert large.vector_backend == "sqlite-vec"
-    assert (await large.stats()).vector_backend == "sqlite-vec"
-    numpy_store = await store_factory(vector_backend="numpy")
-    for seed in (3, 150, 299, "query"):
-        query = SearchQuery(vector=vector(seed), limit=20)
-        hits = await large.search(query)
-        expected = await numpy_store.search(query)
-        assert ids(hits) == ids(expected)
-        assert [h.score for h in hits] == pytest.approx([h.score for h in expected])
-    with closing(sqlite3.connect(db_path)) as conn:
-        (sql,) = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE name = ?",
-            (memory_vectors_module._model_table(MODEL),),
-        ).fetchone()
-    assert "shard_of_2 integer partition key" in sql
-    assert ids(await large.search(SearchQuery(vector=vector(7), limit=1))) == [
-        added[7].item.id
-    ]
 
 
 async def test_vec0_searches_during_writes(store_factory: StoreFactory) -> None:

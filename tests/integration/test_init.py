@@ -18,7 +18,6 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.requirements import RequirementsNotFound
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
@@ -39,7 +38,6 @@ from custom_components.memory.const import (
     DOMAIN,
     EXPIRE_INTERVAL_SECONDS,
     PROVIDER_KEYWORD,
-    SQLITE_VEC_REQUIREMENT,
 )
 from custom_components.memory.engine import (
     DatabaseUnavailableError,
@@ -479,118 +477,27 @@ async def test_expired_at_startup(
     assert entity_state(hass, "sensor.assist_memory_archived_memories").state == "1"
 
 
-async def test_vector_backend_available(hass: HomeAssistant) -> None:
-    """sqlite-vec is installed on demand; a failed install means numpy."""
-    with patch(
-        "custom_components.memory.vector_backend.async_process_requirements",
-        return_value=None,
-    ) as process:
-        assert await async_vector_backend_available(hass) is True
-    process.assert_awaited_once_with(
-        hass, DOMAIN, [SQLITE_VEC_REQUIREMENT], is_built_in=False
-    )
-
-    with patch(
-        "custom_components.memory.vector_backend.async_process_requirements",
-        side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
-    ):
-        assert await async_vector_backend_available(hass) is False
-
-
-def _model_entry(url: str) -> MockConfigEntry:
-    return MockConfigEntry(
-        domain=DOMAIN,
-        data={
-            CONF_PROVIDER: "ollama",
-            CONF_URL: url,
-            CONF_MODEL: "embed-small",
-            CONF_DIMENSIONS: 32,
-        },
-    )
-
-
-async def test_musl_never_installs_sqlite_vec(
-    hass: HomeAssistant, embedding_server: FakeEmbeddingServer
+async def test_vector_backend_available(
+    hass: HomeAssistant, hass_storage: dict[str, Any]
 ) -> None:
-    """On musl (Home Assistant OS) there is no sqlite-vec build: no install is tried."""
-    entry = _model_entry(embedding_server.url)
-    entry.add_to_hass(hass)
-    with (
-        patch(
-            "custom_components.memory.vector_backend.platform_tags",
-            return_value=iter(["musllinux_1_2_x86_64", "linux_x86_64"]),
-        ),
-        patch(
-            "custom_components.memory.vector_backend.async_process_requirements"
-        ) as process,
-    ):
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-
-    process.assert_not_called()
-    assert entry.state is ConfigEntryState.LOADED
-    assert entry.runtime_data.store.vector_backend == "numpy"
-
-
-async def test_failed_install_is_tried_once(
-    hass: HomeAssistant,
-    embedding_server: FakeEmbeddingServer,
-    hass_storage: dict[str, Any],
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """A failed install is remembered across restarts, and forgotten on removal."""
-    entry = _model_entry(embedding_server.url)
-    entry.add_to_hass(hass)
-    with patch(
-        "custom_components.memory.vector_backend.async_process_requirements",
-        side_effect=RequirementsNotFound(DOMAIN, [SQLITE_VEC_REQUIREMENT]),
-    ) as process:
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-        assert entry.runtime_data.store.vector_backend == "numpy"
-        assert await hass.config_entries.async_unload(entry.entry_id)
-        await hass.async_block_till_done()
-        # A restart: Home Assistant's storage is read afresh.
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-
-    process.assert_awaited_once()
-    assert entry.state is ConfigEntryState.LOADED
-    assert entry.runtime_data.store.vector_backend == "numpy"
-    assert f"{DOMAIN}.vector_backend" in hass_storage
-
-    # Another Python (a Home Assistant upgrade) deserves another try.
-    assert await hass.config_entries.async_unload(entry.entry_id)
-    with (
-        patch(
-            "custom_components.memory.vector_backend.platform.python_version",
-            return_value="3.99.0",
-        ),
-        patch(
-            "custom_components.memory.vector_backend.async_process_requirements",
-            return_value=None,
-        ) as retry,
-    ):
-        assert await hass.config_entries.async_setup(entry.entry_id)
-        await hass.async_block_till_done()
-    retry.assert_awaited_once()
+    """No sqlite-vec: an earlier version's remembered failed install is forgotten."""
+    hass_storage[f"{DOMAIN}.vector_backend"] = {
+        "version": 1,
+        "minor_version": 1,
+        "key": f"{DOMAIN}.vector_backend",
+        "data": {"failed": {"requirement": "sqlite-vec==0.1.9"}},
+    }
+    assert await async_vector_backend_available(hass) is False
     assert f"{DOMAIN}.vector_backend" not in hass_storage
-    assert await hass.config_entries.async_remove(entry.entry_id)
+    assert await async_vector_backend_available(hass) is False
 
 
-@pytest.mark.parametrize(
-    ("side_effect", "backend"),
-    [(None, "sqlite-vec"), (RequirementsNotFound(DOMAIN, ["sqlite-vec"]), "numpy")],
-    ids=["sqlite_vec", "numpy"],
-)
-async def test_model_entry_backend(
+async def test_model_entry_uses_the_numpy_index(
     hass: HomeAssistant,
     hass_client: ClientSessionGenerator,
     embedding_server: FakeEmbeddingServer,
-    side_effect: Exception | None,
-    backend: str,
 ) -> None:
-    """An entry with an embedding model uses sqlite-vec when it can be installed."""
+    """An entry with an embedding model searches the numpy index; nothing installs."""
     entry = MockConfigEntry(
         domain=DOMAIN,
         data={
@@ -602,37 +509,29 @@ async def test_model_entry_backend(
     )
     entry.add_to_hass(hass)
     with patch(
-        "custom_components.memory.vector_backend.async_process_requirements",
-        side_effect=side_effect,
+        "homeassistant.requirements.RequirementsManager.async_process_requirements"
     ) as process:
         assert await hass.config_entries.async_setup(entry.entry_id)
         await hass.async_block_till_done()
 
-    process.assert_awaited_once_with(
-        hass, DOMAIN, [SQLITE_VEC_REQUIREMENT], is_built_in=False
-    )
+    process.assert_not_called()
     assert entry.state is ConfigEntryState.LOADED
     assert entry.runtime_data.store.model is not None
-    assert entry.runtime_data.store.vector_backend == backend
+    assert entry.runtime_data.store.vector_backend == "numpy"
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, entry)
     store = diagnostics["store"]
     assert isinstance(store, dict)
-    assert store["vector_backend"] == backend
+    assert store["vector_backend"] == "numpy"
     assert store["active_model"] == entry.runtime_data.store.model
 
 
-async def test_keyword_entry_skips_vector_backend(
+async def test_keyword_entry_uses_the_numpy_index(
     hass: HomeAssistant, mock_config_entry: MockConfigEntry
 ) -> None:
-    """Keyword-only search never installs sqlite-vec."""
+    """Keyword-only search: the same backend name in the diagnostics."""
     mock_config_entry.add_to_hass(hass)
-    with patch(
-        "custom_components.memory.vector_backend.async_process_requirements"
-    ) as process:
-        assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
-        await hass.async_block_till_done()
-
-    process.assert_not_called()
+    assert await hass.config_entries.async_setup(mock_config_entry.entry_id)
+    await hass.async_block_till_done()
     assert mock_config_entry.runtime_data.store.vector_backend == "numpy"
 
 

@@ -176,7 +176,7 @@ class Database:
                 await cursor.fetchall()
             self._reader = await self._connect()
             self._vector_reader = await self._connect()
-            if self._backend_choice != "numpy":
+            if self._backend_choice == "sqlite-vec":
                 for _shard in range(1, VEC0_SHARDS):
                     self._shard_readers.append(await self._connect())
             self._sqlite_vec = await self._try_sqlite_vec()
@@ -293,14 +293,16 @@ class Database:
         return int(row[0]) if row else 0
 
     async def _try_sqlite_vec(self) -> bool:
-        if self._backend_choice == "numpy":
+        """Load sqlite-vec when it is asked for by name; `auto` is the numpy index.
+
+        numpy's binary codes scan faster than vec0's PyPI build (no SIMD) at
+        every size measured and hold less memory (docs/benchmarks/engine.md,
+        issue #25), so `auto` never loads the extension.
+        """
+        if self._backend_choice != "sqlite-vec":
             return False
-        try:
-            import sqlite_vec  # noqa: PLC0415 - optional at run time
-        except ImportError:
-            if self._backend_choice == "sqlite-vec":
-                raise
-            return False
+        import sqlite_vec  # noqa: PLC0415 - optional at run time
+
         path = sqlite_vec.loadable_path()
         try:
             for conn in (
@@ -314,13 +316,10 @@ class Database:
                 await conn.load_extension(path)
                 await conn.enable_load_extension(False)
         except (sqlite3.Error, AttributeError) as err:
-            if self._backend_choice == "sqlite-vec":
-                # Not DatabaseCorruptError, which open() would make of it.
-                raise DatabaseUnavailableError(
-                    f"sqlite-vec did not load: {err}", path=str(self.path)
-                ) from err
-            _LOGGER.warning("sqlite-vec did not load, using numpy search: %s", err)
-            return False
+            # Not DatabaseCorruptError, which open() would make of it.
+            raise DatabaseUnavailableError(
+                f"sqlite-vec did not load: {err}", path=str(self.path)
+            ) from err
         return True
 
     async def _load_index(self) -> None:
