@@ -12,6 +12,8 @@ from custom_components.memory.engine.vector_codes import (
     estimate,
     hamming,
     pack_signs,
+    rotate,
+    rotation,
     words_per_row,
 )
 
@@ -82,3 +84,25 @@ def test_hamming_counts_differing_signs() -> None:
     expected = ((vectors > 0) != (query > 0)).sum(axis=1)
     assert distance.tolist() == expected.tolist()
     assert distance.dtype == np.uint32
+
+
+@pytest.mark.parametrize("dim", [4, 100, 384])
+def test_rotation_is_fixed_and_keeps_cosines(dim: int) -> None:
+    """One orthogonal matrix a dimension: cosines and lengths are unchanged."""
+    matrix = rotation(dim)
+    assert matrix is rotation(dim)
+    assert matrix.dtype == np.float32
+    assert not matrix.flags.writeable
+    np.testing.assert_allclose(matrix @ matrix.T, np.eye(dim), atol=1e-5)
+    vectors = _units(20, dim, seed=7)
+    turned = rotate(vectors)
+    np.testing.assert_allclose(turned @ turned.T, vectors @ vectors.T, atol=1e-5)
+
+
+def test_rotation_spreads_an_outlier_dimension() -> None:
+    """A vector along one axis is spread over all of them, so its signs say more."""
+    axis = np.zeros((1, 384), dtype=np.float32)
+    axis[0, 3] = 1.0
+    turned = rotate(axis)[0]
+    assert float(np.abs(turned).max()) < 0.3
+    assert 150 < int((turned > 0).sum()) < 234

@@ -16,6 +16,7 @@ from custom_components.memory.engine import (
     InvalidVectorError,
     vectors as vectors_module,
 )
+from custom_components.memory.engine.vector_codes import rotation
 from custom_components.memory.engine.vectors import (
     BACKEND_NUMPY,
     BACKEND_SQLITE_VEC,
@@ -121,10 +122,16 @@ async def test_numpy_index_replace_and_remove() -> None:
     )
     await index.add([1], east)
     await index.add([2], north)
-    assert await index.knn(east[0], 2) == [(1, 1.0), (2, -1.0)]
+    best, other = await index.knn(east[0], 2)
+    assert best[0] == 1
+    assert best[1] == pytest.approx(1.0, abs=1e-5)
+    assert other[0] == 2
+    assert other[1] < 0.5
     await index.add([1], north)  # replace
     assert await index.count() == 2
-    assert sorted(await index.knn(north[0], 2)) == [(1, 1.0), (2, 1.0)]
+    both = sorted(await index.knn(north[0], 2))
+    assert [item_id for item_id, _score in both] == [1, 2]
+    assert [score for _id, score in both] == pytest.approx([1.0, 1.0], abs=1e-5)
     await index.remove([2, 99])
     assert await index.count() == 1
     assert [item_id for item_id, _ in await index.knn(north[0], 5)] == [1]
@@ -294,9 +301,13 @@ async def test_numpy_index_codes_stay_with_their_ids() -> None:
 
 
 async def test_numpy_index_shortlist_is_by_sign() -> None:
-    """A row whose signs all differ from the query's is not scored when large."""
-    query = unit([1.0] + [0.001] * 63)
-    opposite = unit([1.0] + [-0.001] * 63)  # cosine 0.99998 with the query
+    """A row whose rotated signs nearly all differ from the query's is not scored when large."""
+    signs = np.where(np.arange(63) % 3 == 0, -1.0, 1.0)
+    # Built in the rotated space (rotate(v) = v @ R.T, so v = y @ R).
+    turned_query = unit([1.0, *(0.001 * signs)])
+    turned_opposite = unit([1.0, *(-0.001 * signs)])  # cosine 0.99998
+    query = unit(turned_query @ rotation(64))
+    opposite = unit(turned_opposite @ rotation(64))
     for rows, expected_first in ((1000, True), (25_000, False)):
         index = NumpyIndex(64)
         await index.add(list(range(1, rows + 1)), _units(rows, 64, seed=11))

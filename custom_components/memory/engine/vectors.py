@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from .errors import InvalidVectorError
 from .transactions import immediate_transaction
-from .vector_codes import encode, estimate, hamming, pack_signs, words_per_row
+from .vector_codes import encode, estimate, hamming, pack_signs, rotate, words_per_row
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -184,7 +184,7 @@ class NumpyIndex:
                 f"expected {len(ids)} vectors of {self._dim} dimensions, "
                 f"got shape {vectors.shape}"
             )
-        bits, factors = encode(vectors)
+        bits, factors = encode(rotate(vectors))
         with self._lock:
             self._remove_locked(ids)
             self._grow(self._size + len(ids))
@@ -196,6 +196,7 @@ class NumpyIndex:
 
     def knn_sync(self, query: Vector, k: int) -> list[tuple[int, float]]:
         """Approximate top-k by estimated cosine; callable from any thread."""
+        query = rotate(query.reshape(1, -1))[0]
         with self._lock:
             size = self._size
             if size == 0 or k <= 0:
