@@ -8,6 +8,7 @@ import pytest
 
 from custom_components.memory.engine.vector_codes import (
     CHUNK_ROWS,
+    block_size,
     encode,
     estimate,
     hamming,
@@ -86,23 +87,27 @@ def test_hamming_counts_differing_signs() -> None:
     assert distance.dtype == np.uint32
 
 
-@pytest.mark.parametrize("dim", [4, 100, 384])
+@pytest.mark.parametrize("dim", [4, 100, 128, 384])
 def test_rotation_is_fixed_and_keeps_cosines(dim: int) -> None:
-    """One orthogonal matrix a dimension: cosines and lengths are unchanged."""
-    matrix = rotation(dim)
-    assert matrix is rotation(dim)
+    """One orthogonal matrix a block: cosines and lengths are unchanged."""
+    size = block_size(dim)
+    assert size == (128 if dim == 384 else dim)
+    matrix = rotation(size)
+    assert matrix is rotation(size)
     assert matrix.dtype == np.float32
     assert not matrix.flags.writeable
-    np.testing.assert_allclose(matrix @ matrix.T, np.eye(dim), atol=1e-5)
+    np.testing.assert_allclose(matrix @ matrix.T, np.eye(size), atol=1e-5)
     vectors = _units(20, dim, seed=7)
     turned = rotate(vectors)
     np.testing.assert_allclose(turned @ turned.T, vectors @ vectors.T, atol=1e-5)
 
 
 def test_rotation_spreads_an_outlier_dimension() -> None:
-    """A vector along one axis is spread over all of them, so its signs say more."""
+    """A vector along one axis is spread over its block, so its signs say more."""
     axis = np.zeros((1, 384), dtype=np.float32)
-    axis[0, 3] = 1.0
+    axis[0, 130] = 1.0
     turned = rotate(axis)[0]
-    assert float(np.abs(turned).max()) < 0.3
-    assert 150 < int((turned > 0).sum()) < 234
+    assert float(np.abs(turned).max()) < 0.4
+    assert np.count_nonzero(turned[128:256]) == 128
+    assert not turned[:128].any()
+    assert not turned[256:].any()
