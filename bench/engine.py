@@ -112,9 +112,9 @@ TARGET_ADD_PER_S: Final = 2000.0
 TARGET_INDEX_RSS_MIB: Final = 100.0
 TARGET_INDEX_RSS_SIZE: Final = 100_000
 # Issue #25: the numpy index's arrays at most 0.3 x those of the int8 index
-# it replaced (396 bytes a 384-dim row: 42.3 MiB at 100k).
+# it replaced (444 bytes a 384-dim row: 42.3 MiB at 100k).
 TARGET_INDEX_SHARE: Final = 0.3
-INT8_INDEX_BYTES_PER_ROW: Final = 384 + 4 + 8
+INT8_INDEX_BYTES_PER_ROW: Final = 384 + 48 + 4 + 8  # codes, sign bits, scale, id
 
 # -- synthetic household memories -------------------------------------------
 
