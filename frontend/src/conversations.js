@@ -7,10 +7,10 @@
 // memory/conversation, memory/digest_conversation and
 // memory/erase_conversation, which apply the user's reach.
 
-import { LitElement, css, html, nothing } from "lit";
-import { appended, rereadPages } from "./live-list.js";
+import { LitElement, html, nothing } from "lit";
+import { afterReread, appended, rereadPages } from "./live-list.js";
 import { known, translate } from "./strings.js";
-import { panelStyles } from "./styles.js";
+import { partStyles } from "./styles.js";
 
 const PAGE = 50;
 
@@ -72,9 +72,8 @@ export class MemoryConversations extends LitElement {
         current,
       );
       if (found) {
-        this._items = found.rows;
+        ({ rows: this._items, cursor: this._cursor } = afterReread(found, this._items, this._cursor));
         this._total = found.total;
-        this._cursor = found.cursor;
         this._error = "";
       }
     } catch (err) {
@@ -308,15 +307,7 @@ export class MemoryConversations extends LitElement {
     </section>`;
   }
 
-  static styles = [
-    panelStyles,
-    css`
-      :host {
-        min-height: 0;
-        background: transparent;
-      }
-    `,
-  ];
+  static styles = partStyles;
 }
 
 if (!customElements.get("memory-conversations")) customElements.define("memory-conversations", MemoryConversations);

@@ -11,7 +11,7 @@
 
 import { LitElement, html, nothing } from "lit";
 import { translate } from "./strings.js";
-import { panelStyles } from "./styles.js";
+import { partStyles } from "./styles.js";
 
 const FORMATS = ["assist_memory", "markdown", "lines", "csv", "mem0", "ha_ai_memory", "home_agent"];
 
@@ -225,7 +225,7 @@ export class MemoryImportDialog extends LitElement {
     </section>`;
   }
 
-  static styles = panelStyles;
+  static styles = partStyles;
 }
 
 if (!customElements.get("memory-import-dialog")) customElements.define("memory-import-dialog", MemoryImportDialog);

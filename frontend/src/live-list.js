@@ -38,3 +38,14 @@ export function keptSelection(selected, rows) {
   const kept = new Set([...selected].filter((id) => present.has(id)));
   return { kept, dropped: selected.size - kept.size };
 }
+
+// What a list shows after a re-read (`found`) while it showed `rows` up to
+// `cursor`: the re-read rows, and when a *Show more* page landed during the
+// re-read (the list went deeper than the re-read did), the rows below too,
+// with that page's cursor.
+export function afterReread(found, rows, cursor) {
+  if (!found.cursor || rows.length <= found.rows.length) {
+    return { rows: found.rows, cursor: found.cursor };
+  }
+  return { rows: appended(found.rows, rows.slice(found.rows.length)), cursor };
+}

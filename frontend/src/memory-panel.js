@@ -1,7 +1,9 @@
 // The Memory panel: browse, search, open and curate what the assistant remembers.
 //
-// One web component, registered by custom_components/memory/panel.py with
-// panel_custom. Home Assistant gives it `hass` (the connection, the user, the
+// The panel's element, registered by custom_components/memory/panel.py with
+// panel_custom; an opened memory is memory-detail.js, the Add and Edit form
+// memory-editor.js, the Conversations view conversations.js, the Import
+// dialog import-dialog.js. Home Assistant gives it `hass` (the connection, the user, the
 // language, the theme), `narrow` (a phone-width layout) and `panel`. It talks
 // only to the integration's websocket API (memory/browse, memory/get,
 // memory/add, memory/update, memory/forget, memory/restore, memory/overview,
@@ -18,7 +20,11 @@ import { LitElement, html, nothing } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
 import "./import-dialog.js";
-import { appended, keptSelection, rereadPages } from "./live-list.js";
+import { afterReread, appended, keptSelection, rereadPages } from "./live-list.js";
+import "./memory-detail.js";
+import "./memory-editor.js";
+import "./memory-overview.js";
+import { dateText, persons } from "./people.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
@@ -42,8 +48,7 @@ export class MemoryPanel extends LitElement {
     _open: { state: true },
     _loading: { state: true },
     _error: { state: true },
-    _editing: { state: true },
-    _overview: { state: true },
+    _adding: { state: true },
     _view: { state: true },
     _type: { state: true },
     _tag: { state: true },
@@ -68,8 +73,7 @@ export class MemoryPanel extends LitElement {
     this._open = null;
     this._loading = false;
     this._error = "";
-    this._editing = null;
-    this._overview = null;
+    this._adding = false;
     this._view = "memories";
     this._type = "";
     this._tag = "";
@@ -115,80 +119,12 @@ export class MemoryPanel extends LitElement {
     this._unsubscribe = this.hass.connection.subscribeMessage(
       () => {
         this._refresh();
-        this._loadOverview();
+        this.renderRoot.querySelector("memory-overview")?.reload();
         this.renderRoot.querySelector("memory-conversations")?.reload();
       },
       { type: "memory/subscribe" },
     );
     this._load(false);
-    this._loadOverview();
-  }
-
-  async _loadOverview() {
-    try {
-      this._overview = await this.hass.callWS({ type: "memory/overview" });
-    } catch (err) {
-      this._fail(err);
-    }
-  }
-
-  async _refreshProfile(profile) {
-    try {
-      await this.hass.callWS({
-        type: "memory/refresh_profile",
-        person: profile.household ? "household" : profile.scope,
-      });
-      await this._loadOverview();
-    } catch (err) {
-      this._fail(err);
-    }
-  }
-
-  _overviewPart() {
-    const overview = this._overview;
-    if (!overview) return nothing;
-    const { counts, health, profiles } = overview;
-    const megabytes = (health.database_bytes / 1048576).toFixed(1);
-    return html`<details class="overview">
-      <summary>
-        ${this.t("overview")}:
-        ${["active", "expiring", "archived", "superseded"].map(
-          (status) => html`<span class="chip">${this.t(status)} ${counts[status]}</span>`,
-        )}
-      </summary>
-      <p class="health">
-        ${this.t("health", {
-          size: megabytes,
-          search: health.model ?? this.t("keywordOnly"),
-          waiting: health.digestion_waiting,
-          calls: health.ai_task_calls_last_hour,
-          cap: health.ai_task_max_calls_per_hour,
-        })}
-        ${health.embedding
-          ? html`<br />${this.t("embedding", {
-                provider: health.embedding.provider,
-                model: health.embedding.model,
-                progress: Math.round(health.embedding.progress),
-                pending: health.embedding.pending,
-                state: this.t(health.embedding.connected ? "connected" : "unreachable"),
-              })}`
-          : nothing}
-      </p>
-      <h3>${this.t("profiles")}</h3>
-      ${profiles.length
-        ? html`<ul class="profiles">
-            ${profiles.map(
-              (profile) => html`<li>
-                <span class="chip ${profile.household ? "house" : "person"}">${profile.owner}</span>
-                <span class="content">${profile.content}</span>
-                <button class="link" @click=${() => this._refreshProfile(profile)}>
-                  ${this.t("refresh")}
-                </button>
-              </li>`,
-            )}
-          </ul>`
-        : html`<p class="count">${this.t("noProfiles")}</p>`}
-    </details>`;
   }
 
   // The memory/browse command for what the filters and the search say now.
@@ -250,15 +186,14 @@ export class MemoryPanel extends LitElement {
         () => question === this._question && asked === this._asked,
       );
       if (!found) return; // a newer question is under way
-      this._memories = found.rows;
+      ({ rows: this._memories, cursor: this._cursor } = afterReread(found, this._memories, this._cursor));
       this._total = found.total;
-      this._cursor = found.cursor;
       this._keepSelection();
       this._error = "";
     } catch (err) {
       if (question === this._question && asked === this._asked) this._fail(err);
     }
-    if (this._open && this._editing?.id !== this._open.memory.id) await this._reopen();
+    if (this._open && !this.renderRoot.querySelector("memory-detail")?.editing) await this._reopen();
   }
 
   // Unselect only what is no longer listed, and say so.
@@ -307,18 +242,19 @@ export class MemoryPanel extends LitElement {
     }
   }
 
-  async _act(type, id, purge = false) {
-    if (purge && !window.confirm(this.t("purgeConfirm"))) return;
-    try {
-      const message = { type, memory_ids: [id] };
-      if (purge) message.purge = true;
-      await this.hass.callWS(message);
-      if (purge) this._open = null;
-      else await this._show(id);
-      await this._load(false);
-    } catch (err) {
-      this._fail(err);
-    }
+  // The open memory was forgotten, restored, erased or corrected.
+  async _changed(event) {
+    const { id, purged } = event.detail;
+    if (purged) this._open = null;
+    else await this._show(id);
+    await this._load(false);
+  }
+
+  // A memory was added in the Add dialog: open it.
+  async _added(event) {
+    this._adding = false;
+    await this._show(event.detail.id);
+    await this._load(false);
   }
 
   // The selected memories, all at once (one command, one reach check).
@@ -349,7 +285,6 @@ export class MemoryPanel extends LitElement {
 
   async _openConversation(memoryId) {
     this._open = null;
-    this._editing = null;
     this._view = "conversations";
     await this.updateComplete;
     await this.renderRoot.querySelector("memory-conversations")?.show({ memory_id: memoryId });
@@ -360,109 +295,12 @@ export class MemoryPanel extends LitElement {
     this._show(event.detail.id);
   }
 
-  _edit(memory) {
-    // null: closed; {}: a new memory; a memory: its correction.
-    this._editing = memory
-      ? {
-          id: memory.id,
-          content: memory.content,
-          memory_type: memory.type,
-          tags: memory.tags.join(", "),
-          person: memory.household ? "household" : memory.scope,
-          expires_at: memory.expires_at ? memory.expires_at.slice(0, 16) : "",
-        }
-      : { content: "", memory_type: "fact", tags: "", person: "household", expires_at: "" };
-  }
-
-  async _save(event) {
-    event.preventDefault();
-    const form = new FormData(event.target);
-    const tags = String(form.get("tags") ?? "")
-      .split(",")
-      .map((tag) => tag.trim())
-      .filter(Boolean);
-    const expires = String(form.get("expires_at") ?? "");
-    const person = String(form.get("person"));
-    const message = {
-      content: String(form.get("content") ?? ""),
-      memory_type: String(form.get("memory_type")),
-      tags,
-    };
-    try {
-      let id;
-      if (this._editing.id) {
-        const changed = await this.hass.callWS({
-          ...message,
-          type: "memory/update",
-          memory_id: this._editing.id,
-          person,
-          expires_at: expires ? new Date(expires).toISOString() : null,
-        });
-        id = changed.memory.id;
-      } else {
-        if (person !== "household") message.person = person;
-        if (expires) message.expires_at = new Date(expires).toISOString();
-        id = (await this.hass.callWS({ ...message, type: "memory/add" })).id;
-      }
-      this._editing = null;
-      await this._show(id);
-      await this._load(false);
-    } catch (err) {
-      this._fail(err);
-    }
-  }
-
-  _editor() {
-    const editing = this._editing;
-    const types = TYPES.filter((kind) => kind !== "profile");
-    return html`<form class="editor" @submit=${this._save} aria-label=${editing.id ? this.t("edit") : this.t("add")}>
-      <label>
-        <span>${this.t("text")}</span>
-        <textarea name="content" required rows="3" .value=${editing.content}></textarea>
-      </label>
-      <label>
-        <span>${this.t("type")}</span>
-        <select name="memory_type">
-          ${types.map((kind) => html`<option value=${kind} ?selected=${kind === editing.memory_type}>${kind}</option>`)}
-        </select>
-      </label>
-      <label>
-        <span>${this.t("tags")}</span>
-        <input name="tags" .value=${editing.tags} />
-      </label>
-      <label>
-        <span>${this.t("owner")}</span>
-        <select name="person">
-          <option value="household" ?selected=${editing.person === "household"}>${this.t("household")}</option>
-          ${this._persons().map(
-            (person) =>
-              html`<option value=${person.id} ?selected=${person.id === editing.person}>${person.name}</option>`,
-          )}
-        </select>
-      </label>
-      <label>
-        <span>${this.t("expires")}</span>
-        <input name="expires_at" type="datetime-local" .value=${editing.expires_at} />
-      </label>
-      <div class="actions">
-        <button type="submit">${this.t("save")}</button>
-        <button type="button" @click=${() => (this._editing = null)}>${this.t("cancel")}</button>
-      </div>
-    </form>`;
-  }
-
   _persons() {
-    return Object.values(this.hass?.states ?? {})
-      .filter((state) => state.entity_id.startsWith("person."))
-      .map((state) => ({
-        id: state.entity_id,
-        name: state.attributes.friendly_name ?? state.entity_id,
-      }));
+    return persons(this.hass);
   }
 
   _date(value) {
-    if (!value) return this.t("never");
-    return new Date(value).toLocaleString(this.hass?.locale?.language ?? undefined);
+    return dateText(this.hass, value, this.t("never"));
   }
 
   render() {
@@ -474,7 +312,7 @@ export class MemoryPanel extends LitElement {
           ? html`<button class="menu" @click=${this._menu} aria-label=${this.t("menu")}>☰</button>`
           : nothing}
         <h1>${this.t("title")}</h1>
-        <button class="add" @click=${() => this._edit(null)}>${this.t("add")}</button>
+        <button class="add" @click=${() => (this._adding = true)}>${this.t("add")}</button>
         <button class="add" @click=${() => (this._importing = true)}>${this.t("import")}</button>
         <div class="tabs" role="tablist">
           ${["memories", "conversations"].map(
@@ -493,7 +331,7 @@ export class MemoryPanel extends LitElement {
         ? html`<p class="error" role="alert">${this.t("error", { error: this._error })}</p>`
         : nothing}
       <main>
-        ${this._overviewPart()}
+        <memory-overview .hass=${this.hass} @failed=${(event) => this._fail(event.detail)}></memory-overview>
         ${memories
           ? this._memoryList()
           : html`<memory-conversations
@@ -502,11 +340,25 @@ export class MemoryPanel extends LitElement {
               @open-memory=${this._openMemory}
             ></memory-conversations>`}
       </main>
-      ${this._open ? this._detail(this._open) : nothing}
-      ${this._editing && !this._editing.id
+      ${this._open
+        ? html`<memory-detail
+            .hass=${this.hass}
+            .detail=${this._open}
+            @close=${() => (this._open = null)}
+            @changed=${this._changed}
+            @show=${(event) => this._show(event.detail.id)}
+            @open-conversation=${(event) => this._openConversation(event.detail.id)}
+            @failed=${(event) => this._fail(event.detail)}
+          ></memory-detail>`
+        : nothing}
+      ${this._adding
         ? html`<section class="detail" role="dialog" aria-label=${this.t("add")}>
             <header><h2>${this.t("add")}</h2></header>
-            ${this._editor()}
+            <memory-editor
+              .hass=${this.hass}
+              @saved=${this._added}
+              @cancel=${() => (this._adding = false)}
+            ></memory-editor>
           </section>`
         : nothing}
       ${this._importing
@@ -660,72 +512,6 @@ export class MemoryPanel extends LitElement {
         </span>
       </button>
     </li>`;
-  }
-
-  _detail({ memory, superseded, superseded_by: supersededBy, has_conversation: fromConversation }) {
-    const field = (label, value) => html`<dt>${label}</dt><dd>${value}</dd>`;
-    return html`<section class="detail" role="dialog" aria-modal="false" aria-label=${`#${memory.id}`}>
-      <header>
-        <h2>#${memory.id}</h2>
-        <button
-          @click=${() => {
-            this._open = null;
-            this._editing = null;
-          }}
-          aria-label=${this.t("close")}
-        >
-          ✕
-        </button>
-      </header>
-      ${this._editing?.id === memory.id ? this._editor() : html`<p class="full">${memory.content}</p>`}
-      <dl>
-        ${field(this.t("owner"), memory.owner)}
-        ${field(this.t("type"), this.t(`type_${memory.type}`))}
-        ${field(this.t("status"), this.t(memory.status))}
-        ${field(this.t("tags"), memory.tags.join(", ") || "–")}
-        ${field(this.t("created"), this._date(memory.created_at))}
-        ${field(this.t("updated"), this._date(memory.updated_at))}
-        ${memory.expires_at ? field(this.t("expires"), this._date(memory.expires_at)) : nothing}
-        ${field(this.t("recalledTimes"), memory.recall_count)}
-        ${field(this.t("lastRecalled"), this._date(memory.last_recalled_at))}
-        ${field(
-          this.t("origin"),
-          fromConversation
-            ? html`<button class="link" @click=${() => this._openConversation(memory.id)}>
-                ${this.t(`origin_${memory.source.origin}`)} · ${this.t("openConversation")}
-              </button>`
-            : this.t(`origin_${memory.source.origin}`),
-        )}
-      </dl>
-      ${superseded.length ? this._chain(this.t("replaced"), superseded) : nothing}
-      ${supersededBy.length ? this._chain(this.t("replacedBy"), supersededBy) : nothing}
-      <div class="actions">
-        ${memory.status === "active" && this._editing?.id !== memory.id
-          ? html`<button @click=${() => this._edit(memory)}>${this.t("edit")}</button>`
-          : nothing}
-        ${memory.status === "active"
-          ? html`<button @click=${() => this._act("memory/forget", memory.id)}>${this.t("forget")}</button>`
-          : nothing}
-        ${memory.status === "archived"
-          ? html`<button @click=${() => this._act("memory/restore", memory.id)}>${this.t("restore")}</button>`
-          : nothing}
-        <button class="danger" @click=${() => this._act("memory/forget", memory.id, true)}>
-          ${this.t("purge")}
-        </button>
-      </div>
-    </section>`;
-  }
-
-  _chain(title, memories) {
-    return html`<h3>${title}</h3>
-      <ol class="chain">
-        ${memories.map(
-          (memory) =>
-            html`<li><button class="link" @click=${() => this._show(memory.id)}>
-              #${memory.id} ${memory.content}
-            </button></li>`,
-        )}
-      </ol>`;
   }
 
   static styles = panelStyles;

@@ -372,3 +372,16 @@ export const panelStyles = css`
       cursor: progress;
     }
 `;
+
+// A part of the panel in its own element (the Conversations view, an opened
+// memory, the editor, the overview, the Import dialog): the panel's styles,
+// without the page-filling host.
+export const partStyles = [
+  panelStyles,
+  css`
+    :host {
+      min-height: 0;
+      background: transparent;
+    }
+  `,
+];
