@@ -93,9 +93,9 @@ def test_compressing_or_shifting_every_cosine_keeps_the_ranking(
     That is what an order-preserving change of the model's scale does (e5's
     narrow band against MiniLM's wide one), so the weights need no tuning
     per model (the spread scales by `a`). Without a scale, the lowest
-    candidate is the floor. Hybrid
-    scores stay the same too; a search by vector alone keeps raw cosines
-    (a minimum score means the same with and without keywords), in order.
+    candidate is the floor. The scores stay the same too, also without a
+    keyword hit when the scale is known (a minimum score means the same with
+    every model); without keywords and without a scale, raw cosines, in order.
     """
     keyword, semantic, similarity, unrelated = drawn
 
@@ -109,7 +109,7 @@ def test_compressing_or_shifting_every_cosine_keeps_the_ranking(
         {i: moved(c) for i, c in similarity.items()},
         Scale(moved(unrelated.level), scale * unrelated.spread) if with_level else None,
     )
-    if keyword:  # hybrid scores; a semantic-only search keeps raw cosines
+    if keyword or with_level:  # without both, raw cosines: only the order holds
         assert {e.id: e.score for e in after} == pytest.approx(
             {e.id: e.score for e in before}, abs=1e-9
         )
@@ -309,3 +309,22 @@ async def test_the_store_keeps_the_scale_of_its_model(
     assert len(rows) < SAMPLE_SIZE
     hits = await reopened.search(SearchQuery(text="note", vector=vector(3)))
     assert hits[0].item.content == "note number 3"
+
+
+def test_no_keyword_hit_reads_cosines_on_the_models_scale() -> None:
+    """Words searched, none found: e5's 0.8 for unrelated texts scores near 0, not 0.8.
+
+    A raw cosine would let every candidate of a narrow-band model through
+    any minimum score below its unrelated level (0.75 for e5); on the
+    model's scale only the match that stands out passes, as with MiniLM.
+    """
+    semantic = [(1, 0.90), (2, 0.81), (3, 0.80)]
+    e5 = {e.id: e.score for e in fuse([], semantic, None, Scale(0.80, 0.02))}
+    assert e5[1] == pytest.approx(1 - KEYWORD_WEIGHT)
+    assert e5[2] < 0.1 and e5[3] == 0.0
+    # The same texts with MiniLM's wide band score the same.
+    minilm = [(1, 0.60), (2, 0.15), (3, 0.10)]
+    wide = {e.id: e.score for e in fuse([], minilm, None, Scale(0.10, 0.1))}
+    assert wide == pytest.approx(e5)
+    # A search by vector alone (no scale given) keeps raw cosines.
+    assert [e.score for e in fuse([], semantic)] == [0.90, 0.81, 0.80]

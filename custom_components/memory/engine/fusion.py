@@ -128,9 +128,13 @@ def fuse(
     so that every candidate is scored on both signals. `Ranked.signals` names
     the lists an item was found in (none for an item only `similarity` has).
 
-    With one signal only, its own scores are kept (keyword: `keyword_scores`,
-    semantic: the cosine) so that a minimum score means the same thing with or
-    without vectors. With both, bm25 is divided by the best bm25, a cosine
+    Keywords alone (no vectors) keep their own scores (`keyword_scores`), so
+    that a minimum score means the same thing with or without vectors. No
+    keyword hit, with vectors: with the model's `scale`, the hybrid score
+    with a keyword relevance of 0 for every candidate (the keyword signal
+    found nothing), so a minimum score means the same with every model (a
+    raw cosine would not: multilingual-e5-small gives unrelated texts 0.8);
+    without a scale, the raw cosine. With both, bm25 is divided by the best bm25, a cosine
     is measured from the level of unrelated texts (`scale`, the query's
     `CosineScale.scale`; without one, from the lowest candidate) to the best
     cosine (`closeness`), and the two are summed with KEYWORD_WEIGHT, the
@@ -142,7 +146,7 @@ def fuse(
             Ranked(i, score, (Signal.KEYWORD,)) for i, score in keyword_scores(keyword)
         ]
     found = {item_id for item_id, _score in semantic}
-    if not keyword:
+    if not keyword and scale is None:
         ranked = [Ranked(i, score, (Signal.SEMANTIC,)) for i, score in semantic]
         ranked.extend(
             Ranked(i, score, ())
@@ -153,7 +157,7 @@ def fuse(
         return ranked
     cosines = dict(similarity or {})
     cosines.update(semantic)
-    best_bm25 = max(-bm25 for _id, bm25, _coverage in keyword) or 1.0
+    best_bm25 = max((-bm25 for _id, bm25, _coverage in keyword), default=1.0) or 1.0
     best_cosine = max(score for _id, score in semantic)
     floor = min(cosines.values()) if scale is None else scale.level
     share = (1 - KEYWORD_WEIGHT) * (

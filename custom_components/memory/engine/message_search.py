@@ -107,9 +107,11 @@ class MessageSearch:
                 keywords, filters, len(outside), only=outside
             )
         similarity = await self._similarity(query, semantic, [h[0] for h in keyword])
+        # A search by vector alone (no words) keeps raw cosines.
+        words = query.text.strip() not in ("", "*")
         scale = (
             self._scale.scale(as_unit_vector(query.vector))
-            if semantic and query.vector is not None
+            if semantic and query.vector is not None and words
             else None
         )
         fused = fuse(keyword, semantic, similarity, scale)

@@ -137,8 +137,11 @@ class MemorySearch(MemoryCuration):
             else {}
         )
         keyword = await self._complete_keyword(reader, query, keywords, keyword, pooled)
-        # How unrelated memories score with this query (`cosine_scale`).
-        scale = None if unit is None else self.cosine_scale(unit)
+        # How unrelated memories score with this query (`cosine_scale`); a
+        # search by vector alone (no words) keeps raw cosines.
+        scale = (
+            None if unit is None or text == "*" or not text else self.cosine_scale(unit)
+        )
         fused = fuse(keyword, semantic, similarity, scale)
         if query.context and fused:
             fused = await self._neighbouring_context(
