@@ -157,9 +157,9 @@ def load_pairs(
             a=row["a"],
             b=row["b"],
             label=row["label"],
-            overlap=keyword_overlap(row["a"], row["b"]),
+            overlap=keyword_overlap(row["a"], row["b"], row.get("language", "en")),
             cosine=float(np.dot(vectors[row["a"]], vectors[row["b"]])),
-            conflict=conflicting(row["a"], row["b"]),
+            conflict=conflicting(row["a"], row["b"], row.get("language", "en")),
         )
         for row in raw
     ]

@@ -35,6 +35,7 @@ from .engine import (
     Source,
     StoredMessage,
 )
+from .engine.languages import language_code
 from .engine.secrets import found_without_secrets, redacted
 
 
@@ -78,12 +79,16 @@ class Caller:
         text = redacted(said.content)
         return said if text == said.content else replace(said, content=text)
 
-    def found(self, hits: Iterable[SearchHit], query: str) -> list[SearchHit]:
+    def found(
+        self, hits: Iterable[SearchHit], query: str, language: str | None = None
+    ) -> list[SearchHit]:
         """Return memories a search found as this caller may read them (`shown`).
 
         A memory redacted for them that only its secret's words found (not
         its other words, nor its meaning) is left out: a code guessed at the
-        door finds nothing, whether the guess is right or wrong.
+        door finds nothing, whether the guess is right or wrong. The words
+        are those of each memory's language and of the query's `language`
+        (the search's; None: the memory's alone).
         """
         kept: list[SearchHit] = []
         for hit in hits:
@@ -91,7 +96,12 @@ class Caller:
             if (
                 item is hit.item
                 or Signal.SEMANTIC in hit.matched
-                or found_without_secrets(query, hit.item.content)
+                or found_without_secrets(
+                    query,
+                    hit.item.content,
+                    language_code(hit.item.language or language),
+                    query_language=language,
+                )
             ):
                 kept.append(replace(hit, item=item))
         return kept

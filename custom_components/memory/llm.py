@@ -174,7 +174,8 @@ class SearchTool(MemoryTool):
         hits = await entry.runtime_data.store.search(query)
         return {
             "memories": [
-                _compact(hit.item, caller) for hit in caller.found(hits, args["query"])
+                _compact(hit.item, caller)
+                for hit in caller.found(hits, args["query"], llm_context.language)
             ]
         }
 

@@ -269,7 +269,7 @@ async def async_find_memories(
     ) is not None:
         query = replace(query, vector=vector)
     hits = await entry.runtime_data.store.search(query)
-    return caller.found(hits, query.text)
+    return caller.found(hits, query.text, query.language)
 
 
 def _message_query(query: SearchQuery) -> MessageQuery:
@@ -356,7 +356,7 @@ async def _forget_memories(
         chosen = [items[i] for i in data[ATTR_IDS]]
     else:
         query = _search_query(call, caller, dict(entry.options))
-        found = caller.found(await store.search(query), query.text)
+        found = caller.found(await store.search(query), query.text, query.language)
         chosen = [hit.item for hit in found]
     ids = list(dict.fromkeys(item.id for item in chosen))
     if not data[ATTR_DRY_RUN]:

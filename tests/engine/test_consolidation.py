@@ -754,3 +754,40 @@ async def test_a_memory_keeps_its_language_when_updated(store: MemoryStore) -> N
     assert unsaid.content == "Mia trinkt morgens sehr gern Tee"
     unknown = await update(old, "Mia has a black cat called Mo", "en")
     assert unknown.content == "Mia has a black cat called Mo"
+
+
+async def test_near_duplicate_in_the_memorys_language(store: MemoryStore) -> None:
+    """Keyword-only, a French plural and its singular are the same thing.
+
+    English analysis kept "les", "sont" and "est" as words: 4 of 7 shared,
+    only worth a question. In French the two say the same.
+    """
+    existing = await add(
+        store, "Les vélos sont dans le garage", confidence=0.6, language="fr"
+    )
+    consolidator = Consolidator(store)
+
+    plan = await consolidator.plan(
+        candidate("Le vélo est dans le garage", language="fr-FR")
+    )
+    assert (plan.action, plan.rule) == (Action.UPDATE, Rule.NEAR_DUPLICATE)
+    assert plan.target is not None and plan.target.id == existing
+    assert plan.keyword_overlap == 1.0
+
+
+async def test_german_nouns_are_no_conflicting_names(store: MemoryStore) -> None:
+    """A German plural is not another name: the pair is a near duplicate.
+
+    Every German noun is capitalised, so the conflict guard reads nouns as
+    names; with English stemming "Fahrräder" and "Fahrrad" were two.
+    """
+    existing = await add(
+        store, "Die Fahrräder sind in der Garage", confidence=0.6, language="de"
+    )
+    consolidator = Consolidator(store)
+
+    plan = await consolidator.plan(
+        candidate("Das Fahrrad ist in der Garage", language="de")
+    )
+    assert (plan.action, plan.rule) == (Action.UPDATE, Rule.NEAR_DUPLICATE)
+    assert plan.target is not None and plan.target.id == existing

@@ -249,18 +249,22 @@ async def test_round_trip(
 def test_near_duplicate_pairs_match_all_pairs() -> None:
     """Prefix filtering finds what comparing every pair finds, per scope."""
     stored = [
-        (1, HOUSEHOLD, "Mia takes swimming lessons every Tuesday after school"),
-        (2, HOUSEHOLD, "Leo plays football on Saturday mornings in the park"),
-        (3, ANNA, "Mia takes swimming lessons every Tuesday after school"),
-        (4, HOUSEHOLD, "The boiler is serviced every autumn by the engineer"),
+        (1, HOUSEHOLD, "Mia takes swimming lessons every Tuesday after school", "en"),
+        (2, HOUSEHOLD, "Leo plays football on Saturday mornings in the park", "en"),
+        (3, ANNA, "Mia takes swimming lessons every Tuesday after school", "en"),
+        (4, HOUSEHOLD, "The boiler is serviced every autumn by the engineer", "en"),
     ]
     entries = [
-        (HOUSEHOLD, "Mia takes swimming lessons every Tuesday after school now"),
-        (HOUSEHOLD, "Leo plays football on Sunday mornings in the park"),
-        (BEN, "Mia takes swimming lessons every Tuesday after school"),
-        (HOUSEHOLD, "The boiler is serviced every autumn by the engineer again"),
-        (HOUSEHOLD, "Mia takes swimming lessons every Tuesday after school today"),
-        (HOUSEHOLD, "..."),
+        (HOUSEHOLD, "Mia takes swimming lessons every Tuesday after school now", "en"),
+        (HOUSEHOLD, "Leo plays football on Sunday mornings in the park", "en"),
+        (BEN, "Mia takes swimming lessons every Tuesday after school", "en"),
+        (HOUSEHOLD, "The boiler is serviced every autumn by the engineer again", "en"),
+        (
+            HOUSEHOLD,
+            "Mia takes swimming lessons every Tuesday after school today",
+            "en",
+        ),
+        (HOUSEHOLD, "...", "en"),
     ]
     # Sunday vs Saturday conflicts; Ben's scope has none; 1 is claimed once.
     assert near_duplicate_pairs(entries, stored) == {0: 1, 3: 4}
@@ -269,12 +273,39 @@ def test_near_duplicate_pairs_match_all_pairs() -> None:
 def test_near_duplicates_by_rare_words_among_many() -> None:
     """Many stored texts of common words: the one sharing rare words is found."""
     common = [
-        (n, HOUSEHOLD, f"The kids walk the dog in the park every morning {n}")
+        (n, HOUSEHOLD, f"The kids walk the dog in the park every morning {n}", "en")
         for n in range(1, 1000)
     ]
-    twin = (1000, HOUSEHOLD, "The kids walk the dog Biscuit in the park every morning")
-    entry = (HOUSEHOLD, "The kids walk the dog Biscuit in the park each morning")
+    twin = (
+        1000,
+        HOUSEHOLD,
+        "The kids walk the dog Biscuit in the park every morning",
+        "en",
+    )
+    entry = (HOUSEHOLD, "The kids walk the dog Biscuit in the park each morning", "en")
     assert near_duplicate_pairs([entry], [*common, twin], threshold=0.7) == {0: 1000}
+
+
+async def test_near_duplicates_in_each_memorys_language(store: MemoryStore) -> None:
+    """An imported French entry repeats a stored French memory in French words.
+
+    Analysed in English ("les", "sont", "est" as words) the pair shared 4 of
+    7 words and both were kept; a German entry is analysed in German.
+    """
+    french = await store.add(memory("Les vélos sont dans le garage", language="fr"))
+    german = await store.add(memory("Die Fahrräder sind in der Garage", language="de"))
+    file = ImportFile(
+        format=ImportFormat.ASSIST_MEMORY,
+        entries=(
+            ImportEntry(where="1", content="Le vélo est dans le garage", language="fr"),
+            ImportEntry(
+                where="2", content="Das Fahrrad ist in der Garage", language="de-AT"
+            ),
+        ),
+    )
+    result = await run_import(store, file, {"": HOUSEHOLD}, source_name="test")
+    assert set(result.superseded) == {french.item.id, german.item.id}
+    assert result.plan.supersedes == 2
 
 
 async def test_imported_memories_are_embedded_in_the_background(

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from custom_components.memory.engine.near_duplicates import conflicting, keyword_overlap
+from custom_components.memory.engine.near_duplicates import (
+    DEFAULT_THRESHOLDS,
+    conflicting,
+    content_terms,
+    keyword_overlap,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,14 +29,79 @@ from custom_components.memory.engine.near_duplicates import conflicting, keyword
 )
 def test_conflicting(left: str, right: str, expected: bool) -> None:
     """Numbers, one-sided negations and names on one side only conflict."""
-    assert conflicting(left, right) is expected
-    assert conflicting(right, left) is expected
+    assert conflicting(left, right, "en") is expected
+    assert conflicting(right, left, "en") is expected
 
 
 def test_keyword_overlap() -> None:
     """Overlap is the Jaccard of stemmed content words."""
-    assert keyword_overlap("Mia plays the violin", "Mia plays violin") == 1.0
+    assert keyword_overlap("Mia plays the violin", "Mia plays violin", "en") == 1.0
+    # "runs" and "running" share Snowball's stem "run"; "before" is a stop
+    # word: {anna, run, work} of {anna, goe, run, work}.
     assert (
-        keyword_overlap("Anna runs before work", "Anna goes running before work") == 0.4
+        keyword_overlap("Anna runs before work", "Anna goes running before work", "en")
+        == 0.75
     )
-    assert keyword_overlap("?!", "Mia") == 0.0
+    assert keyword_overlap("?!", "Mia", "en") == 0.0
+
+
+def test_keyword_overlap_in_the_texts_language() -> None:
+    """Stop words and stems are the language's: a plural meets its singular."""
+    left, right = "Les vélos sont dans le garage", "Le vélo est dans le garage"
+    assert keyword_overlap(left, right, "fr") == 1.0
+    # English analysis keeps "les", "sont", "est" apart: 4 of 7 words shared.
+    assert keyword_overlap(left, right, "en") < DEFAULT_THRESHOLDS.keyword
+    assert content_terms("Die Fahrräder stehen in der Garage", "de") == {
+        "fahrrad",
+        "steh",
+        "garag",
+    }
+
+
+def test_keyword_overlap_of_texts_in_two_languages() -> None:
+    """Each text is analysed in its own language, as the index holds it."""
+    german, english = "Die Kinder schwimmen", "The children swim"
+    assert "die" in content_terms(german, "en")  # an English word
+    assert content_terms(german, "de") == {"kind", "schwimm"}
+    assert keyword_overlap(german, english, "de", "en") == keyword_overlap(
+        english, german, "en", "de"
+    )
+    assert keyword_overlap("Leo mag Äpfel", "Leo mag Apfel", "de", "de") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "language", "expected"),
+    [
+        # Every German noun is capitalised: a plural is still the same name.
+        (
+            "Die Fahrräder stehen in der Garage",
+            "Das Fahrrad steht in der Garage",
+            "de",
+            False,
+        ),
+        (
+            "Die Fahrräder stehen in der Garage",
+            "Die Fahrräder stehen im Keller",
+            "de",
+            True,
+        ),
+        (
+            "Les vélos de Léa sont au garage",
+            "Le vélo de Léa est au garage",
+            "fr",
+            False,
+        ),
+        (
+            "Les vélos de Léa sont au garage",
+            "Les vélos de Hugo sont au garage",
+            "fr",
+            True,
+        ),
+    ],
+)
+def test_conflicting_names_in_the_texts_language(
+    left: str, right: str, language: str, *, expected: bool
+) -> None:
+    """A name on one side only conflicts; its inflections are the same name."""
+    assert conflicting(left, right, language) is expected
+    assert conflicting(right, left, language) is expected

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import pytest
 
+from custom_components.memory.engine import MemoryStore, SearchQuery, Signal
+from custom_components.memory.engine.analysis import query_finds
 from custom_components.memory.engine.secrets import (
     REDACTED,
     found_without_secrets,
@@ -11,6 +15,8 @@ from custom_components.memory.engine.secrets import (
     redact_secrets,
     redacted,
 )
+
+from .conftest import memory
 
 
 @pytest.mark.parametrize(
@@ -161,24 +167,44 @@ def test_redaction_leaves_ordinary_text_alone(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("query", "text", "found"),
+    ("query", "text", "language", "found"),
     [
-        ("7731", "The garage door code is 7731", False),
-        ("is it 7731?", "The garage door code is 7731", False),
-        ("garage 7731", "The garage door code is 7731", True),
-        ("garage 0000", "The garage door code is 7731", True),
-        ("codes", "The garage door code is 7731", True),  # as FTS: code*
-        ("4711", "Der Türcode lautet 4711", False),
-        ("türcode", "Der Türcode lautet 4711", True),
-        ("soleil2024", "Le mot de passe est soleil2024", False),
-        ("passe", "Le mot de passe est soleil2024", True),
-        ("nuts", "Mia is allergic to nuts", True),
-        ("bins", "Mia is allergic to nuts", False),
+        ("7731", "The garage door code is 7731", "en", False),
+        ("is it 7731?", "The garage door code is 7731", "en", False),
+        ("garage 7731", "The garage door code is 7731", "en", True),
+        ("garage 0000", "The garage door code is 7731", "en", True),
+        ("codes", "The garage door code is 7731", "en", True),
+        ("4711", "Der Türcode lautet 4711", "de", False),
+        ("türcode", "Der Türcode lautet 4711", "de", True),
+        ("soleil2024", "Le mot de passe est soleil2024", "fr", False),
+        ("passe", "Le mot de passe est soleil2024", "fr", True),
+        ("nuts", "Mia is allergic to nuts", "en", True),
+        ("bins", "Mia is allergic to nuts", "en", False),
+        # As German search matches them: a plural finds its singular, a
+        # compound's tail finds the compound...
+        ("Garagen", "Der Code der Garage ist 4512", "de", True),
+        ("Garagencodes", "Der Garagencode ist 4512", "de", True),
+        ("Code", "Der Garagencode ist 4512", "de", True),
+        # ...and a stop word of the language finds nothing: "ist 4512"
+        # guesses the code, and English analysis took "ist" for a word.
+        ("ist 4512", "Der Garagencode ist 4512", "de", False),
+        ("est-ce 7731 ?", "Le code du portail est 7731", "fr", False),
+        ("les vélos ?", "Le vélo est dans le garage, code 7731", "fr", True),
     ],
 )
-def test_found_without_secrets(query: str, text: str, *, found: bool) -> None:
+def test_found_without_secrets(
+    query: str, text: str, language: str, *, found: bool
+) -> None:
     """A query finds a text by its other words, never by the secret's value."""
-    assert found_without_secrets(query, text) is found
+    assert found_without_secrets(query, text, language) is found
+
+
+def test_found_without_secrets_in_the_query_language() -> None:
+    """A query's stop words are those of its own language as well as the text's."""
+    text = "The war museum's door code is 4512"
+    assert found_without_secrets("war es 4512?", text, "en")  # "war": a word of it
+    assert not found_without_secrets("war es 4512?", text, "en", query_language="de")
+    assert found_without_secrets("Museum 4512", text, "en", query_language="de")
 
 
 @pytest.mark.parametrize(
@@ -284,3 +310,29 @@ def test_codes_in_every_language(text: str, shown: str) -> None:
     """Compounds, spoken and spaced digits, values glued to CJK: the value goes."""
     assert redacted(text) == shown
     assert redacted(shown) == shown
+
+
+FINDS_CASES: Final = [
+    ("Garagen", "de", "Der Code der Garage ist 4512", "de"),
+    ("Code", "de", "Der Garagencode ist 4512", "de"),
+    ("ist es", "de", "Der Garagencode ist 4512", "de"),
+    ("voetbal", "nl", "Leo heeft voetbaltraining op zaterdag", "nl"),
+    ("training", "nl", "Leo heeft voetbaltraining op zaterdag", "nl"),
+    ("vélos", "fr", "Le vélo est dans le garage", "fr"),
+    ("est-ce", "fr", "Le vélo est dans le garage", "fr"),
+    ("garage", "en", "The garage door code is 7731", "en"),
+    ("bins", "en", "Mia is allergic to nuts", "en"),
+    ("car", "en", "Mia has a career in law", "en"),
+]
+
+
+@pytest.mark.parametrize(("query", "spoken", "text", "language"), FINDS_CASES)
+async def test_query_finds_as_keyword_search_does(
+    store: MemoryStore, query: str, spoken: str, text: str, language: str
+) -> None:
+    """`found_without_secrets` reads words as the store's keyword search finds them."""
+    stored = await store.add(memory(text, language=language))
+    hits = await store.search(SearchQuery(text=query, language=spoken))
+    found = [hit.item.id for hit in hits if Signal.KEYWORD in hit.matched]
+    languages = [spoken, store.language]
+    assert query_finds(query, languages, text, language) is (found == [stored.item.id])

@@ -1,4 +1,4 @@
-"""Unit tests of text normalisation and FTS5 query building."""
+"""Unit tests of language-blind text handling: normalisation, keys, prompt safety."""
 
 from __future__ import annotations
 
@@ -10,20 +10,13 @@ import pytest
 from custom_components.memory.engine.text import (
     FILLERS,
     INVISIBLE_CATEGORIES,
-    MAX_QUERY_TERMS,
-    PREFIX_MIN_CHARS,
-    STOP_WORDS,
     content_key,
     cut_to_tokens,
     estimate_tokens,
     fence_safe,
     fold,
-    is_prefix_term,
     normalize_content,
     normalize_tag,
-    query_terms,
-    stem,
-    term_coverage,
 )
 
 
@@ -80,79 +73,6 @@ def test_fold_matches_fts_diacritics_folding() -> None:
     """Folding drops case and accents."""
     assert fold("Café CRÈME") == "cafe creme"
     assert fold("Ångström") == "angstrom"
-
-
-def test_query_terms_drop_stop_words_and_duplicates() -> None:
-    """Stop words go when other words remain; order kept, duplicates dropped."""
-    assert query_terms("What does Anna like to eat? Anna!") == ["anna", "like", "eat"]
-
-
-def test_query_terms_keep_stop_words_when_nothing_else() -> None:
-    """An all-stop-word question still searches its words."""
-    words = ["who", "is", "it"]
-    assert all(word in STOP_WORDS for word in words)
-    assert query_terms("Who is it?") == words
-    assert query_terms("NOT now") == ["not", "now"]
-
-
-def test_query_terms_punctuation_only() -> None:
-    """Punctuation has no words."""
-    assert query_terms('"*-:^(){}') == []
-    assert query_terms("   ") == []
-
-
-def test_query_terms_bounded() -> None:
-    """A pasted page becomes at most MAX_QUERY_TERMS terms."""
-    terms = query_terms(" ".join(f"word{i}" for i in range(1000)))
-    assert len(terms) == MAX_QUERY_TERMS
-    assert terms[0] == "word0"
-
-
-@pytest.mark.parametrize(
-    ("term", "expected"),
-    [
-        ("painting", "paint"),
-        ("painted", "paint"),
-        ("paints", "paint"),
-        ("dances", "danc"),
-        ("glasses", "glass"),
-        ("class", "class"),
-        ("cars", "cars"),
-        ("bed", "bed"),
-        ("sing", "sing"),
-        ("paint", "paint"),
-    ],
-)
-def test_stem(term: str, expected: str) -> None:
-    """One ending goes, only when enough of the word remains; "ss" stays."""
-    assert stem(term) == expected
-
-
-def test_prefix_terms() -> None:
-    """Long terms match as prefixes, short ones exactly."""
-    assert not is_prefix_term("x" * (PREFIX_MIN_CHARS - 1))
-    assert is_prefix_term("x" * PREFIX_MIN_CHARS)
-
-
-@pytest.mark.parametrize(
-    ("terms", "content", "expected"),
-    [
-        (["cafe"], "Meet at the café", 1.0),
-        (["café"], "Meet at the CAFE", 1.0),
-        (["cafe", "paris"], "Meet at the café", 0.5),
-        (["nuts"], "walnuts", 0.0),
-        (["painting"], "She paints", 1.0),
-        (["car"], "A career", 0.0),
-        (["car"], "A red car", 1.0),
-        (["straße"], "Die STRASSE", 1.0),
-        (["kitchen_light"], "tags: kitchen_light", 1.0),
-        ([], "anything", 0.0),
-        (["x"], "", 0.0),
-    ],
-)
-def test_term_coverage(terms: list[str], content: str, expected: float) -> None:
-    """Whole words count, accents and case do not."""
-    assert term_coverage(terms, content) == expected
 
 
 # -- fence_safe: text safe in a prompt -----------------------------------------

@@ -385,6 +385,44 @@ async def test_search_tool_redacts_codes_for_whom_they_do_not_belong(
     assert guessed["memories"] == []
 
 
+async def test_a_guess_at_the_door_is_read_in_the_turns_language(
+    hass: HomeAssistant, assist_agent: RecordingAgent, household: Household
+) -> None:
+    """A German guess finds nothing at the door; German words find the memory.
+
+    The search tool reads the query's words in the conversation's language:
+    "ist" and "es" are German stop words, so "ist es 4512?" finds the memory
+    by the code alone, and it is left out (read as English words, "ist" was
+    a word of the memory and confirmed the guess). "Garagen" finds "Garage"
+    as German search does, so the memory is shown, redacted.
+    """
+    garage = await add(hass, "Der Code der Garage ist 4512", language="de")
+
+    async def search_turn(query: str) -> list[dict[str, Any]]:
+        assist_agent.tool_calls = [
+            llm.ToolInput(
+                tool_name="assist__memory__search",
+                tool_args={"query": query},
+                id="search",
+            )
+        ]
+        await converse(
+            hass,
+            "Wie lautet der Code?",
+            device_id="front-door-satellite",
+            language="de",
+        )
+        [result] = assist_agent.tool_results[-1:]
+        memories = result.data["memories"]
+        assert isinstance(memories, list)
+        return [dict(hit) for hit in memories if isinstance(hit, dict)]
+
+    assert await search_turn("ist es 4512?") == []
+    assert await search_turn("Garagen") == [
+        {"id": garage, "text": "Der Code der Garage ist [redacted]"}
+    ]
+
+
 async def test_search_results_are_one_safe_line(
     hass: HomeAssistant, llm_loaded: None
 ) -> None:

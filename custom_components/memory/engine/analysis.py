@@ -43,6 +43,9 @@ ANALYSIS_VERSION: Final[int] = 2
 
 # Bounded so a pasted page cannot turn into a huge MATCH expression.
 MAX_QUERY_TERMS: Final = 32
+# Letters a query term needs before, in a compounding language, it also
+# matches the stored words it begins (`keywords`, `query_finds`).
+MIN_PREFIX_TERM: Final = 5
 
 # Han (with its extensions and compatibility ideographs), the iteration and
 # closing marks, Hiragana, Katakana (and its phonetic extensions), Hangul
@@ -234,3 +237,32 @@ def compound_parts(text: str, language: str) -> list[tuple[str, PartKind]]:
     parts grouped by word.
     """
     return [part for group in compound_groups(text, language) for part in group]
+
+
+def query_finds(query: str, languages: Iterable[str], text: str, language: str) -> bool:
+    """Whether a keyword search of `query` would find `text` by some term.
+
+    The query is analysed in `languages` (`query_terms_in`, with its
+    compound parts), the text as the index holds it in its own `language`
+    (`index_terms`): a query term or a compound's tail must equal one of
+    the text's terms; a compound's head, and in a compounding language a
+    query term of `MIN_PREFIX_TERM` letters, may begin one. As
+    `keywords.keyword_query` matches, without asking the index which parts
+    it knows.
+    """
+    held = set(index_terms(text, language).split())
+    codes = list(dict.fromkeys(language_code(tag) for tag in languages))
+    terms = set(query_terms_in(query, codes))
+    heads: set[str] = set()
+    for code in codes:
+        for part, kind in compound_parts(query, code):
+            (heads if kind == "prefix" else terms).add(part)
+        if code in COMPOUNDING:
+            heads.update(
+                term
+                for term in terms
+                if len(term) >= MIN_PREFIX_TERM and term.isalpha()
+            )
+    if terms & held:
+        return True
+    return any(word.startswith(head) for head in heads for word in held)

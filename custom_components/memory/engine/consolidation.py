@@ -256,7 +256,9 @@ class Consolidator:
             candidate=candidate,
             action=Action.SUPERSEDE,
             target=target,
-            keyword_overlap=keyword_overlap(candidate.content, target.content),
+            keyword_overlap=keyword_overlap(
+                candidate.content, target.content, *self._languages(candidate, target)
+            ),
             others=tuple(others),
             rule=rule,
         )
@@ -273,6 +275,7 @@ class Consolidator:
                 scopes=(candidate.scope,),
                 types=_DURABLE,
                 limit=self.thresholds.pool,
+                language=candidate.language,
             )
         )
         pool = {hit.item.id: hit.item for hit in hits}
@@ -349,16 +352,25 @@ class Consolidator:
         return [
             _Similarity(
                 item=item,
-                overlap=keyword_overlap(candidate.content, item.content),
+                overlap=keyword_overlap(
+                    candidate.content, item.content, *self._languages(candidate, item)
+                ),
                 cosine=(
                     None
                     if vector is None or item.id not in vectors
                     else float(np.dot(vector, vectors[item.id]))
                 ),
-                conflict=conflicting(candidate.content, item.content),
+                conflict=conflicting(
+                    candidate.content, item.content, *self._languages(candidate, item)
+                ),
             )
             for item in items
         ]
+
+    def _languages(self, candidate: Candidate, item: MemoryItem) -> tuple[str, str]:
+        """Their languages, as search analyses them (unknown: the store's default)."""
+        default = self.store.language
+        return candidate.language or default, item.language or default
 
     # -- applying -------------------------------------------------------------
 

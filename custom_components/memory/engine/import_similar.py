@@ -1,8 +1,8 @@
 """Near duplicates between an import and the store, found without comparing all pairs.
 
 The rule is digestion's (`near_duplicates.py`): the keyword overlap
-(Jaccard of stemmed content words) reaches `DEFAULT_THRESHOLDS.keyword`
-and no number, negation or name conflicts. Comparing each imported entry
+(Jaccard of content terms, each text analysed in its own language) reaches
+`DEFAULT_THRESHOLDS.keyword` and no number, negation or name conflicts. Comparing each imported entry
 with every stored memory of its scope would take 10^10 steps at 100,000
 each; prefix filtering finds the same pairs: with the words of every text
 sorted rarest first, two sets whose overlap reaches `t` share at least one
@@ -31,18 +31,20 @@ def _prefix(terms: Sequence[str], threshold: float) -> Sequence[str]:
 
 
 def near_duplicate_pairs(
-    entries: Sequence[tuple[str, str]],
-    stored: Sequence[tuple[int, str, str]],
+    entries: Sequence[tuple[str, str, str]],
+    stored: Sequence[tuple[int, str, str, str]],
     threshold: float = DEFAULT_THRESHOLDS.keyword,
 ) -> dict[int, int]:
-    """Map the index of each entry (scope, text) to the stored memory it repeats.
+    """Map the index of each entry (scope, text, language) to the stored memory it repeats.
 
-    `stored` holds (id, scope, text) of active memories. Each stored memory
-    is claimed once, by the entry most like it that comes first; an entry
-    goes with the stored memory most like it.
+    `stored` holds (id, scope, text, language) of active memories. Each
+    stored memory is claimed once, by the entry most like it that comes
+    first; an entry goes with the stored memory most like it.
     """
-    entry_terms = [content_terms(text) for _scope, text in entries]
-    stored_terms = [content_terms(text) for _id, _scope, text in stored]
+    entry_terms = [content_terms(text, language) for _scope, text, language in entries]
+    stored_terms = [
+        content_terms(text, language) for _id, _scope, text, language in stored
+    ]
     frequency: Counter[str] = Counter()
     for terms in (*entry_terms, *stored_terms):
         frequency.update(terms)
@@ -51,14 +53,14 @@ def near_duplicate_pairs(
         return sorted(terms, key=lambda term: (frequency[term], term))
 
     index: dict[tuple[str, str], list[int]] = {}
-    for position, ((_id, scope, _text), terms) in enumerate(
+    for position, ((_id, scope, _text, _language), terms) in enumerate(
         zip(stored, stored_terms, strict=True)
     ):
         for term in _prefix(ordered(terms), threshold):
             index.setdefault((scope, term), []).append(position)
     claimed: set[int] = set()
     pairs: dict[int, int] = {}
-    for number, ((scope, text), terms) in enumerate(
+    for number, ((scope, text, language), terms) in enumerate(
         zip(entries, entry_terms, strict=True)
     ):
         if not terms:
@@ -79,7 +81,9 @@ def near_duplicate_pairs(
             if (
                 overlap >= threshold
                 and (best is None or overlap > best[0])
-                and not conflicting(text, stored[position][2])
+                and not conflicting(
+                    text, stored[position][2], language, stored[position][3]
+                )
             ):
                 best = (overlap, position)
         if best is not None:

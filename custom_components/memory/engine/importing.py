@@ -141,8 +141,14 @@ def _prepare(
     return rows
 
 
-async def _classify(conn: aiosqlite.Connection, rows: list[_Row], now: float) -> None:
-    """Mark duplicates (of the store or of the file) and near duplicates."""
+async def _classify(
+    conn: aiosqlite.Connection, rows: list[_Row], now: float, language: str
+) -> None:
+    """Mark duplicates (of the store or of the file) and near duplicates.
+
+    Each text is compared in its own language (`language`: the store's
+    default, for entries and rows without one).
+    """
     seen: dict[tuple[str, str], int] = {}
     for index, row in enumerate(rows):
         if row.action != "new":
@@ -171,7 +177,7 @@ async def _classify(conn: aiosqlite.Connection, rows: list[_Row], now: float) ->
     scopes = sorted({row.scope for row in candidates})
     stored = await rows_in(
         conn,
-        "SELECT id, scope, content FROM memories INDEXED BY memories_scope "  # noqa: S608
+        "SELECT id, scope, content, language FROM memories INDEXED BY memories_scope "  # noqa: S608
         f"WHERE status = 'active' AND scope IN ({IDS}) "
         "AND type NOT IN ('summary', 'profile') "
         "AND (expires_at IS NULL OR expires_at > ?)",
@@ -182,8 +188,14 @@ async def _classify(conn: aiosqlite.Connection, rows: list[_Row], now: float) ->
         return
     pairs = await asyncio.to_thread(
         near_duplicate_pairs,
-        [(row.scope, row.content) for row in candidates],
-        [(int(row[0]), str(row[1]), str(row[2])) for row in stored],
+        [
+            (row.scope, row.content, language_code(row.entry.language, language))
+            for row in candidates
+        ],
+        [
+            (int(row[0]), str(row[1]), str(row[2]), str(row[3] or language))
+            for row in stored
+        ],
     )
     for index, item_id in pairs.items():
         candidates[index].action, candidates[index].twin = "supersede", item_id
@@ -232,7 +244,7 @@ async def preview_import(
     _check_owners(file, scopes)
     moment = time.time() if now is None else now
     rows = await asyncio.to_thread(_prepare, file, scopes, store.language, moment)
-    await _classify(store.reader, rows, moment)
+    await _classify(store.reader, rows, moment, store.language)
     return await asyncio.to_thread(_plan, file, scopes, rows)
 
 
@@ -293,7 +305,7 @@ async def run_import(
     rows = await asyncio.to_thread(_prepare, file, scopes, language, moment)
     source = Source(origin=Origin.IMPORT, agent_id=source_name, user_id=user_id)
     async with store.transaction() as conn:
-        await _classify(conn, rows, moment)
+        await _classify(conn, rows, moment, language)
         plan = _plan(file, scopes, rows, secrets=False)
         stored = [row for row in rows if row.action != "duplicate"]
         ids = await _insert(conn, stored, language, source, moment, progress)

@@ -41,7 +41,7 @@ from typing import Final
 
 import aiosqlite
 
-from .analysis import compound_words, query_terms_in
+from .analysis import MIN_PREFIX_TERM, compound_words, query_terms_in
 from .languages import COMPOUNDING, language_code
 
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5's
@@ -62,9 +62,6 @@ CACHE_DRIFT: Final = 0.01
 CACHE_TERMS: Final = 4096
 # bm25's term-frequency saturation, FTS5's default.
 BM25_K1: Final = 1.2
-# Letters a query term needs before, in a compounding language, it also
-# matches the stored words it begins.
-MIN_PREFIX_TERM: Final = 5
 
 
 @dataclass(frozen=True, slots=True)

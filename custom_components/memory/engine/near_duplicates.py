@@ -2,9 +2,11 @@
 
 The measures `consolidation.py` judges a candidate by, and `bench/dedup.py`
 chose the thresholds with: the keyword overlap of two texts (Jaccard of
-their stemmed content words), the thresholds that make a pair a near
-duplicate or worth a question, and the conflicts (other numbers, a negation
-or a name on one side only) that keep alike-sounding texts apart.
+their content words' terms, each text analysed in its own language as
+keyword search indexes it: `analysis.query_terms`), the thresholds that make
+a pair a near duplicate or worth a question, and the conflicts (other
+numbers, a negation or a name on one side only) that keep alike-sounding
+texts apart. Number words and negations are English ones.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 import re
 from typing import Final
+import unicodedata
 
-from .text import fold, query_terms, stem
+from .analysis import query_terms
+from .analysis_words import fold_term, stem
+from .languages import language_code
+from .text import fold
 
 _NUMBER: Final = re.compile(r"\d+(?:[.,:]\d+)?")
 _WORD: Final = re.compile(r"[\w'’]+", re.UNICODE)
@@ -96,17 +102,30 @@ DEFAULT_THRESHOLDS: Final = Thresholds(
 )
 
 
-def content_terms(text: str) -> frozenset[str]:
-    """Stemmed content words of a text (stop words dropped), as search sees them."""
-    return frozenset(stem(fold(term)) for term in query_terms(text))
+def content_terms(text: str, language: str) -> frozenset[str]:
+    """Return the terms of a text's content words in its language, as search sees them."""
+    return frozenset(query_terms(text, language))
 
 
-def keyword_overlap(left: str, right: str) -> float:
-    """Jaccard overlap of two texts' stemmed content words (0..1)."""
-    a, b = content_terms(left), content_terms(right)
+def keyword_overlap(
+    left: str, right: str, language: str, right_language: str | None = None
+) -> float:
+    """Jaccard overlap of two texts' content terms (0..1).
+
+    `left` is analysed in `language`, `right` in `right_language` (None:
+    the same).
+    """
+    a = content_terms(left, language)
+    b = content_terms(right, language if right_language is None else right_language)
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def _term(word: str, code: str) -> str:
+    """One word as its language's stem, folded ("Fahrräder" -> "fahrrad")."""
+    lowered = unicodedata.normalize("NFKC", word).lower()
+    return " ".join(fold_term(stem(lowered, code))) or fold(word)
 
 
 def _words(text: str) -> list[str]:
@@ -128,33 +147,44 @@ def _negated(text: str) -> bool:
     return any(word in _NEGATIONS or word.endswith("n't") for word in words)
 
 
-def _names(text: str) -> set[str]:
-    """Capitalised words not starting a sentence: names, days, months, places."""
+def _names(text: str, code: str) -> set[str]:
+    """Capitalised words not starting a sentence: names, days, months, places.
+
+    In German, every noun too: its inflections are one stem.
+    """
     found: set[str] = set()
     for sentence in _SENTENCE.split(text):
         found.update(
-            stem(fold(word))
+            _term(word, code)
             for word in _words(sentence)[1:]
             if len(word) > 1 and word[0].isupper()
         )
     return found
 
 
-def conflicting(left: str, right: str) -> bool:
+def conflicting(
+    left: str, right: str, language: str, right_language: str | None = None
+) -> bool:
     """Whether two similar texts may still disagree, so must never be merged.
 
     Other numbers ("bed at 8 pm" / "at 9 pm"), a negation on one side only
     ("likes mushrooms" / "does not like mushrooms"), or a name on one side
     only ("piano on Saturday" / "on Sunday", "lives in Portland" / "in
-    Seattle"): both measures rate such pairs as alike as paraphrases.
+    Seattle"): both measures rate such pairs as alike as paraphrases. Words
+    are stemmed in each text's language (`left` in `language`, `right` in
+    `right_language`, None: the same).
     """
     if _numbers(left) != _numbers(right) or _negated(left) != _negated(right):
         return True
-    names = _names(left) | _names(right)
+    codes = (
+        language_code(language),
+        language_code(language if right_language is None else right_language),
+    )
+    names = _names(left, codes[0]) | _names(right, codes[1])
     if not names:
         return False
-    in_left = {stem(fold(word)) for word in _words(left)} & names
-    in_right = {stem(fold(word)) for word in _words(right)} & names
+    in_left = {_term(word, codes[0]) for word in _words(left)} & names
+    in_right = {_term(word, codes[1]) for word in _words(right)} & names
     return in_left != in_right
 
 

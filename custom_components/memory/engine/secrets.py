@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import re
 from typing import Final
 
+from .analysis import query_finds
 from .secret_words import (
     CJK,
     CJK_HARMLESS,
@@ -31,7 +32,7 @@ from .secret_words import (
     OPENS,
     WORDED,
 )
-from .text import query_terms, term_coverage, visible
+from .text import visible
 
 REDACTED: Final = "[redacted]"
 # Raise when the detector finds secrets it did not find before: vectors of
@@ -257,14 +258,20 @@ def redacted(text: str) -> str:
     return redact_secrets(text)[0]
 
 
-def found_without_secrets(query: str, text: str) -> bool:
+def found_without_secrets(
+    query: str, text: str, language: str, *, query_language: str | None = None
+) -> bool:
     """Whether `query` has a word of `text` other than its secret values.
 
     A keyword search for "7731" finds "The garage door code is 7731" by the
     code alone: shown redacted, the hit would still tell a guesser that the
-    guess was right. Matched the way full-text search matches words.
+    guess was right. Matched the way keyword search matches words
+    (`analysis.query_finds`): the text in its `language`, the query in
+    that one and in `query_language`, whose stop words ("ist", "est") are
+    no words of the text.
     """
-    return term_coverage(query_terms(query), redacted(text)) > 0
+    languages = [language] if query_language is None else [query_language, language]
+    return query_finds(query, languages, redacted(text), language)
 
 
 def has_secret(text: str) -> bool:

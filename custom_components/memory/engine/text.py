@@ -1,9 +1,10 @@
-"""Text handling: normalisation, English word matching, and text safe in a prompt.
+"""Text handling that knows no language: folding, content keys, text safe in a prompt.
 
-Keyword search analyses text per language (`analysis.py`, `keywords.py`);
-what is here is language-blind or English: folding like FTS5's unicode61,
-the light English word matching that the duplicate and secret checks use
-(`query_terms`, `stem`, `term_coverage`), content and tag normalisation.
+Words are matched per language elsewhere (`analysis.py`: keyword search,
+the near-duplicate and the secret checks); what is here is language-blind:
+folding like FTS5's unicode61 (`fold`), content and tag normalisation
+(`normalize_content`, `content_key`, `normalize_tag`), what shows nothing
+(`visible`, `is_blank`).
 
 Every stored or spoken text that goes into an LLM prompt (recall, digestion,
 the consolidation question, profiles, tool results) passes `fence_safe`
@@ -14,7 +15,6 @@ and cut to a token budget with `estimate_tokens` and `cut_to_tokens`.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import math
@@ -22,36 +22,8 @@ import re
 from typing import Final
 import unicodedata
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 _TAG = re.compile(r"^[\w.-]+$", re.UNICODE)
-
-# Bounded so a pasted page cannot turn into a huge MATCH expression.
-MAX_QUERY_TERMS: Final = 32
-
-# Light English stemming (duplicate and secret checks): a word loses one of these endings (the
-# first that fits) when at least PREFIX_MIN_CHARS letters remain, and a term
-# of at least PREFIX_MIN_CHARS letters is matched as a prefix: "painting"
-# searches `paint*` (paint, painted, painter), "dances" `danc*` (dance,
-# dancing). Shorter words must match exactly, so "car" does not find
-# "career".
-STEM_SUFFIXES: Final = ("ing", "ed", "es", "s")
-PREFIX_MIN_CHARS: Final = 4
-
-# Words that carry no topic in a spoken question. Only dropped when the query
-# keeps at least one other word, so "who is it" still searches something.
-_STOP_WORDS_TEXT: Final = """
-a about above after again all am an and any are as at be been before being
-below between both but by can could did do does doing down during each few
-for from further had has have having he her here hers herself him himself
-his how i if in into is it its itself just me more most my myself no nor not
-now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there
-these they this those through to too under until up very was we were what
-when where which while who whom why will with would you your yours yourself
-yourselves tell know remember please let s t d ll m re ve
-"""
-STOP_WORDS: Final = frozenset(_STOP_WORDS_TEXT.split())
 
 
 def fold(text: str) -> str:
@@ -60,46 +32,6 @@ def fold(text: str) -> str:
         return text.lower()  # the common case, and 20 times faster
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(char for char in decomposed if not unicodedata.combining(char))
-
-
-def stem(term: str) -> str:
-    """Drop one inflection ending if enough of the word remains."""
-    for suffix in STEM_SUFFIXES:
-        if (
-            term.endswith(suffix)
-            and len(term) - len(suffix) >= PREFIX_MIN_CHARS
-            and not (suffix == "s" and term.endswith("ss"))
-        ):
-            return term[: -len(suffix)]
-    return term
-
-
-def is_prefix_term(term: str) -> bool:
-    """Whether a (stemmed) term is matched as a prefix rather than exactly."""
-    return len(term) >= PREFIX_MIN_CHARS
-
-
-def term_coverage(terms: list[str], text: str) -> float:
-    """Share of the query terms that occur in `text` the way FTS matches them.
-
-    A long term counts when a word starts with its stem, a short one when a
-    word equals it.
-    """
-    if not terms:
-        return 0.0
-    words = sorted(set(_WORD.findall(fold(text))))
-    found = 0
-    for term in terms:
-        key = fold(stem(term))
-        if not is_prefix_term(key):
-            key = fold(term)
-        # The first word not below `key` is the one that would start with it.
-        at = bisect.bisect_left(words, key)
-        if at < len(words) and (
-            words[at].startswith(key) if is_prefix_term(key) else words[at] == key
-        ):
-            found += 1
-    return found / len(terms)
 
 
 def normalize_content(text: str) -> str:
@@ -152,16 +84,6 @@ def normalize_tag(tag: str) -> str | None:
     """Lower-case a tag and join words with `_`; None when it is not storable."""
     tag = _SPACE.sub("_", unicodedata.normalize("NFKC", tag).strip().casefold())
     return tag if tag and _TAG.match(tag) else None
-
-
-def query_terms(text: str) -> list[str]:
-    """Words of a query, stop words dropped when others remain, de-duplicated."""
-    # lower(), not casefold(): FTS5's unicode61 lower-cases character by
-    # character, so "ß" or "ﬁ" folded to "ss" or "fi" would never match.
-    words = [word.lower() for word in _WORD.findall(text)]
-    content_words = [word for word in words if word not in STOP_WORDS]
-    chosen = content_words or words
-    return list(dict.fromkeys(chosen))[:MAX_QUERY_TERMS]
 
 
 # -- text safe in a prompt ----------------------------------------------------
