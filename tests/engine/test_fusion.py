@@ -326,5 +326,8 @@ def test_no_keyword_hit_reads_cosines_on_the_models_scale() -> None:
     minilm = [(1, 0.60), (2, 0.15), (3, 0.10)]
     wide = {e.id: e.score for e in fuse([], minilm, None, Scale(0.10, 0.1))}
     assert wide == pytest.approx(e5)
+    # Below the unrelated level every score is 0: the cosines keep the order.
+    low = fuse([], [(5, 0.79), (4, 0.70), (6, 0.75)], None, Scale(0.80, 0.02))
+    assert [e.id for e in low] == [5, 6, 4]
     # A search by vector alone (no scale given) keeps raw cosines.
     assert [e.score for e in fuse([], semantic)] == [0.90, 0.81, 0.80]

@@ -175,7 +175,11 @@ def fuse(
             if item_id in ids
         )
         scored.append(Ranked(item_id, score, signals))
-    scored.sort(key=lambda entry: (-entry.score, entry.id))
+    # Equal scores (those at or below the unrelated level all score 0 on the
+    # semantic side) keep the cosines' order.
+    scored.sort(
+        key=lambda entry: (-entry.score, -cosines.get(entry.id, -2.0), entry.id)
+    )
     return scored
 
 
