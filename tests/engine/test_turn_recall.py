@@ -475,8 +475,11 @@ async def test_secret_rules_are_applied(store: MemoryStore, clock: FakeClock) ->
     """`found` and `shown` (the speaker's secret rules) shape what is shown."""
     hidden: list[int] = []
 
-    def found(hits: list[SearchHit], query: str) -> list[SearchHit]:
+    def found(
+        hits: list[SearchHit], query: str, language: str | None
+    ) -> list[SearchHit]:
         assert "football" in query  # the follow-up's words count too
+        assert language == "en"  # the turn's language, for the query's words
         held = [
             hit
             for hit in hits
@@ -496,6 +499,7 @@ async def test_secret_rules_are_applied(store: MemoryStore, clock: FakeClock) ->
         Turn(
             utterance="And Leo?",
             earlier=talk.said[::-1],
+            language="en",
             now=datetime.fromtimestamp(clock(), UTC),
         ),
         replace(SATELLITE, found=found, shown=shown),

@@ -92,7 +92,9 @@ class RecallSettings:
     earlier: timedelta = timedelta(hours=12)
 
 
-def _as_found(hits: list[SearchHit], _query: str) -> list[SearchHit]:
+def _as_found(
+    hits: list[SearchHit], _query: str, _language: str | None = None
+) -> list[SearchHit]:
     return hits
 
 
@@ -112,10 +114,10 @@ class Speaker:
     user_id: str | None = None
     # Codes and passwords are hidden from this speaker.
     redact: bool = True
-    # The speaker's secret rules for search hits (given the words searched)
-    # and for any item (`access.Caller.found` and `.shown`), and a scope's
-    # name ("household", a person's name).
-    found: Callable[[list[SearchHit], str], list[SearchHit]] = _as_found
+    # The speaker's secret rules for search hits (given the words searched
+    # and their language) and for any item (`access.Caller.found` and
+    # `.shown`), and a scope's name ("household", a person's name).
+    found: Callable[[list[SearchHit], str, str | None], list[SearchHit]] = _as_found
     shown: Callable[[MemoryItem], MemoryItem] = _as_is
     label: Callable[[str], str] = str
 
@@ -372,7 +374,7 @@ async def recall_turn(
                     ),
                 )
             asked = " ".join([utterance, *recent])
-        hits = speaker.found(await store.search(query), asked)
+        hits = speaker.found(await store.search(query), asked, turn.language)
 
     talks: list[EarlierTalk] = []
     earlier_lines: list[str] = []
