@@ -20,9 +20,6 @@ CONF_MIN_SCORE: Final = "min_score"
 DEFAULT_SEARCH_LIMIT: Final = 5
 DEFAULT_MIN_SCORE: Final = 0.0
 
-# Loaded on demand: no musllinux wheel, so not a manifest requirement.
-SQLITE_VEC_REQUIREMENT: Final = "sqlite-vec==0.1.9"
-
 # Archive memories whose expiry time has passed this often (seconds).
 EXPIRE_INTERVAL_SECONDS: Final = 15 * 60
 
