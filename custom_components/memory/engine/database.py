@@ -35,6 +35,7 @@ from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_cl
 from .languages import DEFAULT_LANGUAGE, language_code
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .transactions import immediate_transaction
+from .vec0_leftovers import drop_vec0_tables
 from .vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC, VectorIndex
 
 _LOGGER = logging.getLogger(__name__)
@@ -180,6 +181,9 @@ class Database:
                 for _shard in range(1, VEC0_SHARDS):
                     self._shard_readers.append(await self._connect())
             self._sqlite_vec = await self._try_sqlite_vec()
+            if not self._sqlite_vec:
+                # What an earlier version kept in sqlite-vec's tables goes.
+                await drop_vec0_tables(self._writer)
             if defer_index:
                 self._index_pending = True
             else:
