@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 import logging
 from typing import Final
+
+from .engine.turn_recall import RecallSettings
+
+# Recall's defaults are the engine's (`RecallSettings`), named here for the
+# options flow and the options' reading.
+_RECALL: Final = RecallSettings()
 
 DOMAIN: Final = "memory"
 LOGGER = logging.getLogger(__package__)
@@ -45,24 +52,20 @@ CONF_CONVERSATION_RETENTION_DAYS: Final = "conversation_retention_days"
 # {device id of a voice satellite: person entity id}
 CONF_SATELLITE_PERSONS: Final = "satellite_persons"
 # Tokens (estimated) recall may add to a prompt; 0 turns recall off.
-DEFAULT_RECALL_BUDGET: Final = 300
+DEFAULT_RECALL_BUDGET: Final = _RECALL.budget
 MAX_RECALL_BUDGET: Final = 2000
-# Memories scoring under this for what was just said stay out of the prompt.
-# Measured on the household set (bench/household.py --min-scores, every
-# language, questions and paraphrases, all-MiniLM-L6-v2 and
-# multilingual-e5-small): the answer passes 0.2 in 99.4 % and 99.9 % of the
-# queries that find it at all (0.5: 88 % and 93 %); keyword-only 99.4 %
-# (0.5: 80 %). engine/turn_recall.RecallSettings repeats it.
-DEFAULT_RECALL_MIN_SCORE: Final = 0.2
+# Memories scoring under this for what was just said stay out of the prompt
+# (0.2, measured: engine/turn_recall.RecallSettings says where).
+DEFAULT_RECALL_MIN_SCORE: Final = _RECALL.min_score
 # Across a conversation (engine/turn_recall.py): follow-ups searched with the
 # earlier turns, memories that stay, and the "Earlier" lines of a new
 # conversation, looking back this many hours (0: off).
 CONF_RECALL_FOLLOW_UPS: Final = "recall_follow_ups"
 CONF_RECALL_KEEP: Final = "recall_keep"
 CONF_RECALL_EARLIER_HOURS: Final = "recall_earlier_hours"
-DEFAULT_RECALL_FOLLOW_UPS: Final = True
-DEFAULT_RECALL_KEEP: Final = True
-DEFAULT_RECALL_EARLIER_HOURS: Final = 12
+DEFAULT_RECALL_FOLLOW_UPS: Final = _RECALL.follow_ups
+DEFAULT_RECALL_KEEP: Final = _RECALL.keep
+DEFAULT_RECALL_EARLIER_HOURS: Final = int(_RECALL.earlier / timedelta(hours=1))
 MAX_RECALL_EARLIER_HOURS: Final = 48
 # 0 days: conversations are not kept at all.
 DEFAULT_CONVERSATION_RETENTION_DAYS: Final = 30

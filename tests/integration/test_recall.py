@@ -27,7 +27,6 @@ from custom_components.memory.const import (
     CONF_RECALL_MIN_SCORE,
     CONF_SATELLITE_PERSONS,
     CONF_SEARCH_LIMIT,
-    DEFAULT_RECALL_MIN_SCORE,
     DOMAIN,
 )
 from custom_components.memory.engine import (
@@ -37,7 +36,6 @@ from custom_components.memory.engine import (
     SearchQuery,
 )
 from custom_components.memory.engine.text import estimate_tokens, fence_safe
-from custom_components.memory.engine.turn_recall import RecallSettings
 from custom_components.memory.recall import (
     FENCE_CLOSE,
     FENCE_OPEN,
@@ -175,7 +173,6 @@ async def test_relevance_floor(
     score): an answer often shares one word with its question. Unrelated
     memories never match.
     """
-    assert RecallSettings().min_score == DEFAULT_RECALL_MIN_SCORE
     kitchen = await add(hass, "The kitchen lights are on the Hue bridge")
     oven = await add(hass, "Turn off the oven fan after cooking")
     unrelated = await add(hass, "Grandma visits every second Sunday")
