@@ -31,6 +31,7 @@ REPO: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench._machine import cpu_model  # noqa: E402
+from bench.add_rate import WORDS  # noqa: E402
 from custom_components.memory.engine import (  # noqa: E402
     HOUSEHOLD,
     MemoryStore,
@@ -41,39 +42,6 @@ from custom_components.memory.engine import (  # noqa: E402
 )
 from custom_components.memory.engine.import_formats import read_import  # noqa: E402
 from custom_components.memory.engine.importing import preview_import, run_import  # noqa: E402
-
-WORDS: Final = [
-    "Mia",
-    "Leo",
-    "boiler",
-    "heating",
-    "thermostat",
-    "bins",
-    "Thursday",
-    "dentist",
-    "Friday",
-    "allergic",
-    "nuts",
-    "garden",
-    "kitchen",
-    "birthday",
-    "party",
-    "school",
-    "swimming",
-    "lessons",
-    "Tuesday",
-    "car",
-    "service",
-    "garage",
-    "window",
-    "plants",
-    "water",
-    "the",
-    "is",
-    "on",
-    "at",
-    "for",
-]
 
 
 def sentences(count: int, seed: int) -> list[str]:
