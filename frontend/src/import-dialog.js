@@ -10,6 +10,7 @@
 // leaves everything as it was. Both commands apply the user's reach.
 
 import { LitElement, html, nothing } from "lit";
+import { persons } from "./people.js";
 import { translate } from "./strings.js";
 import { partStyles } from "./styles.js";
 
@@ -55,17 +56,6 @@ export class MemoryImportDialog extends LitElement {
 
   t(key, values) {
     return translate(this.hass?.locale?.language ?? this.hass?.language, key, values);
-  }
-
-  _persons() {
-    return Object.values(this.hass?.states ?? {})
-      .filter((state) => state.entity_id.startsWith("person."))
-      .map((state) => ({ id: state.entity_id, name: state.attributes.friendly_name ?? state.entity_id }));
-  }
-
-  _scopeName(scope) {
-    if (scope === "household") return this.t("household");
-    return this.hass?.states?.[scope]?.attributes?.friendly_name ?? scope;
   }
 
   _message() {
@@ -183,7 +173,7 @@ export class MemoryImportDialog extends LitElement {
                 aria-label=${owner || this.t("importNoOwner")}
                 @change=${(e) => this._own(owner, e.target.value)}
               >
-                ${[["household", this.t("household")], ...this._persons().map((p) => [p.id, p.name])].map(
+                ${[["household", this.t("household")], ...persons(this.hass).map((p) => [p.id, p.name])].map(
                   ([value, name]) => html`<option value=${value} ?selected=${value === scope}>${name}</option>`,
                 )}
               </select>
