@@ -8,40 +8,33 @@
 // memory/erase_conversation, which apply the user's reach.
 
 import { LitElement, html, nothing } from "lit";
-import { afterReread, appended, rereadPages } from "./live-list.js";
+import { PAGE, PagedList } from "./live-list.js";
 import { known, translate } from "./strings.js";
 import { partStyles } from "./styles.js";
 
-const PAGE = 50;
 
 export class MemoryConversations extends LitElement {
   static properties = {
     hass: { attribute: false },
     narrow: { type: Boolean },
-    _items: { state: true },
-    _total: { state: true },
-    _cursor: { state: true },
     _status: { state: true },
     _open: { state: true },
     _busy: { state: true },
     _error: { state: true },
-    _loading: { state: true },
   };
 
   constructor() {
     super();
-    this._items = [];
-    this._total = 0;
-    this._cursor = null;
+    // The conversations the status filter asks for (live-list.js).
+    this._list = new PagedList(this, {
+      key: "conversations",
+      message: () => this._message(),
+      fail: (err) => this._fail(err),
+    });
     this._status = "";
     this._open = null;
     this._busy = false;
     this._error = "";
-    this._loading = false;
-    // As in the panel's list: the question (the status filter) and its
-    // newest read; a *Show more* page is added to what the question shows.
-    this._question = 0;
-    this._asked = 0;
   }
 
   t(key, values) {
@@ -59,26 +52,7 @@ export class MemoryConversations extends LitElement {
   // Called by the panel when something changed (memory/subscribe): the list
   // as deep as it is shown, and the open conversation as it is now.
   async reload() {
-    const question = this._question;
-    const asked = ++this._asked;
-    const current = () => question === this._question && asked === this._asked;
-    try {
-      const found = await rereadPages(
-        this.hass,
-        this._message(),
-        "conversations",
-        () => this._items.length,
-        PAGE,
-        current,
-      );
-      if (found) {
-        ({ rows: this._items, cursor: this._cursor } = afterReread(found, this._items, this._cursor));
-        this._total = found.total;
-        this._error = "";
-      }
-    } catch (err) {
-      if (current()) this._fail(err);
-    }
+    if (await this._list.reread()) this._error = "";
     if (this._open) await this._reopen();
   }
 
@@ -89,24 +63,7 @@ export class MemoryConversations extends LitElement {
   }
 
   async _load(more) {
-    const question = more ? this._question : ++this._question;
-    const asked = more ? this._asked : ++this._asked;
-    const current = () => question === this._question && (more || asked === this._asked);
-    const message = this._message();
-    if (more && this._cursor) message.cursor = this._cursor;
-    this._loading = true;
-    try {
-      const page = await this.hass.callWS(message);
-      if (!current()) return;
-      this._items = more ? appended(this._items, page.conversations) : page.conversations;
-      this._total = page.total;
-      this._cursor = page.cursor;
-      this._error = "";
-    } catch (err) {
-      if (current()) this._fail(err);
-    } finally {
-      if (current()) this._loading = false;
-    }
+    if (await this._list.load(more)) this._error = "";
   }
 
   // Open one: by its row, or (from a memory) by the memory it gave.
@@ -193,7 +150,7 @@ export class MemoryConversations extends LitElement {
   render() {
     if (!this.hass) return nothing;
     const days = [];
-    for (const conversation of this._items) {
+    for (const conversation of this._list.rows) {
       const day = this._day(conversation.started_at);
       if (!days.length || days.at(-1).day !== day) days.push({ day, items: [] });
       days.at(-1).items.push(conversation);
@@ -217,10 +174,10 @@ export class MemoryConversations extends LitElement {
       </div>
       ${this._error ? html`<p class="error" role="alert">${this.t("error", { error: this._error })}</p>` : nothing}
       <p class="count" aria-live="polite">
-        ${this._loading && !this._items.length
+        ${this._list.loading && !this._list.rows.length
           ? this.t("loading")
-          : this._items.length
-            ? this.t("conversationsShown", { shown: this._items.length, total: this._total })
+          : this._list.rows.length
+            ? this.t("conversationsShown", { shown: this._list.rows.length, total: this._list.total })
             : this.t("noConversations")}
       </p>
       ${days.map(
@@ -229,7 +186,7 @@ export class MemoryConversations extends LitElement {
             ${items.map((conversation) => this._row(conversation))}
           </ul>`,
       )}
-      ${this._cursor ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>` : nothing}
+      ${this._list.cursor ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>` : nothing}
       ${this._open ? this._detail(this._open) : nothing}
     `;
   }

@@ -20,7 +20,7 @@ import { LitElement, html, nothing } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
 import "./import-dialog.js";
-import { afterReread, appended, keptSelection, rereadPages } from "./live-list.js";
+import { PAGE, PagedList, keptSelection } from "./live-list.js";
 import "./memory-detail.js";
 import "./memory-editor.js";
 import "./memory-overview.js";
@@ -28,7 +28,6 @@ import { dateText, persons } from "./people.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
 
-const PAGE = 50;
 const TYPING_PAUSE_MS = 250;
 const TYPES = ["fact", "preference", "instruction", "event", "summary", "profile", "other"];
 const ORIGINS = ["tool", "digestion", "action", "import"];
@@ -38,15 +37,11 @@ export class MemoryPanel extends LitElement {
     hass: { attribute: false },
     narrow: { type: Boolean },
     panel: { attribute: false },
-    _memories: { state: true },
-    _total: { state: true },
-    _cursor: { state: true },
     _query: { state: true },
     _person: { state: true },
     _status: { state: true },
     _order: { state: true },
     _open: { state: true },
-    _loading: { state: true },
     _error: { state: true },
     _adding: { state: true },
     _view: { state: true },
@@ -63,15 +58,17 @@ export class MemoryPanel extends LitElement {
 
   constructor() {
     super();
-    this._memories = [];
-    this._total = 0;
-    this._cursor = null;
+    // The memories the filters and the search ask for (live-list.js).
+    this._list = new PagedList(this, {
+      key: "memories",
+      message: () => this._browseMessage(),
+      fail: (err) => this._fail(err),
+    });
     this._query = "";
     this._person = "";
     this._status = "active";
     this._order = "newest";
     this._open = null;
-    this._loading = false;
     this._error = "";
     this._adding = false;
     this._view = "memories";
@@ -83,11 +80,6 @@ export class MemoryPanel extends LitElement {
     this._selected = new Set();
     this._filtersOpen = false;
     this._notice = "";
-    // The list's question (filters, search) and its newest read of it: a
-    // new question outdates every read, a live update the reads before it;
-    // a *Show more* page is added to whatever the same question shows.
-    this._question = 0;
-    this._asked = 0;
     this._typing = undefined;
     this._unsubscribe = undefined;
   }
@@ -151,54 +143,23 @@ export class MemoryPanel extends LitElement {
 
   // A new question (a filter, the search) or the next page.
   async _load(more) {
-    const question = more ? this._question : ++this._question;
-    const asked = more ? this._asked : ++this._asked;
-    const current = () => question === this._question && (more || asked === this._asked);
-    const message = this._browseMessage();
-    if (more && this._cursor) message.cursor = this._cursor;
-    this._loading = true;
-    try {
-      const page = await this.hass.callWS(message);
-      if (!current()) return; // a newer question, or read, is under way
-      this._memories = more ? appended(this._memories, page.memories) : page.memories;
-      if (!more) this._keepSelection();
-      this._total = page.total;
-      this._cursor = page.cursor;
-      this._error = "";
-    } catch (err) {
-      if (current()) this._fail(err);
-    } finally {
-      if (current()) this._loading = false;
-    }
+    if (!(await this._list.load(more))) return;
+    this._error = "";
+    if (!more) this._keepSelection();
   }
 
   // Something changed elsewhere: the same question, as deep as it is shown.
   async _refresh() {
-    const question = this._question;
-    const asked = ++this._asked;
-    try {
-      const found = await rereadPages(
-        this.hass,
-        this._browseMessage(),
-        "memories",
-        () => this._memories.length,
-        PAGE,
-        () => question === this._question && asked === this._asked,
-      );
-      if (!found) return; // a newer question is under way
-      ({ rows: this._memories, cursor: this._cursor } = afterReread(found, this._memories, this._cursor));
-      this._total = found.total;
+    if (await this._list.reread()) {
       this._keepSelection();
       this._error = "";
-    } catch (err) {
-      if (question === this._question && asked === this._asked) this._fail(err);
     }
     if (this._open && !this.renderRoot.querySelector("memory-detail")?.editing) await this._reopen();
   }
 
   // Unselect only what is no longer listed, and say so.
   _keepSelection() {
-    const { kept, dropped } = keptSelection(this._selected, this._memories);
+    const { kept, dropped } = keptSelection(this._selected, this._list.rows);
     if (!dropped) return;
     this._selected = kept;
     this._notice = this.t("selectionDropped", { count: dropped });
@@ -293,10 +254,6 @@ export class MemoryPanel extends LitElement {
   _openMemory(event) {
     this._view = "memories";
     this._show(event.detail.id);
-  }
-
-  _persons() {
-    return persons(this.hass);
   }
 
   _date(value) {
@@ -402,7 +359,7 @@ export class MemoryPanel extends LitElement {
         ${this._select(this.t("owner"), "_person", [
           ["", this.t("everyone")],
           ["household", this.t("household")],
-          ...this._persons().map((person) => [person.id, person.name]),
+          ...persons(this.hass).map((person) => [person.id, person.name]),
         ])}
         ${this._select(this.t("type"), "_type", [
           ["", this.t("any")],
@@ -470,20 +427,20 @@ export class MemoryPanel extends LitElement {
         : nothing}
       ${this._notice ? html`<p class="notice" role="status">${this._notice}</p>` : nothing}
       <p class="count" aria-live="polite">
-        ${this._loading && !this._memories.length
+        ${this._list.loading && !this._list.rows.length
           ? this.t("loading")
-          : this._memories.length
-            ? this.t("shown", { shown: this._memories.length, total: this._total })
+          : this._list.rows.length
+            ? this.t("shown", { shown: this._list.rows.length, total: this._list.total })
             : this.t("none")}
       </p>
       <ul class="list">
         ${repeat(
-          this._memories,
+          this._list.rows,
           (memory) => memory.id,
           (memory) => this._row(memory),
         )}
       </ul>
-      ${this._cursor
+      ${this._list.cursor
         ? html`<button class="more" @click=${() => this._load(true)}>${this.t("more")}</button>`
         : nothing}
     `;
