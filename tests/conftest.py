@@ -38,6 +38,7 @@ from .integration.assist import (
     async_setup_agent,
     async_setup_household,
 )
+from .integration.ollama_peer import OllamaAgent, OllamaPeer, async_setup_ollama_agent
 
 
 @pytest.fixture(autouse=True)
@@ -145,6 +146,17 @@ async def assist_agent(
     """Assist Memory loaded, and a conversation agent using the Assist and Memory APIs."""
     with mock_config_flow("test", AgentConfigFlow):
         yield await async_setup_agent(hass)
+
+
+@pytest.fixture
+async def ollama(
+    hass: HomeAssistant, init_integration: MockConfigEntry, socket_enabled: None
+) -> AsyncIterator[OllamaAgent]:
+    """Assist Memory, and Home Assistant's `ollama` agent on a scripted Ollama server."""
+    peer = OllamaPeer()
+    await peer.start()
+    yield await async_setup_ollama_agent(hass, peer)
+    await peer.stop()
 
 
 @pytest.fixture

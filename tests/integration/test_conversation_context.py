@@ -8,14 +8,12 @@ their options and counters, and who may see which earlier conversation.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 import re
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import Context, HomeAssistant
-import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_fire_time_changed,
@@ -37,7 +35,7 @@ from custom_components.memory.engine.turn_recall import FENCE_CLOSE, FENCE_OPEN
 
 from . import add
 from .assist import ANNA, BEN, Household
-from .ollama_peer import OllamaAgent, OllamaPeer, async_setup_ollama_agent
+from .ollama_peer import OllamaAgent
 
 KITCHEN = "kitchen-satellite"
 HALL = "hall-satellite"
@@ -46,17 +44,6 @@ GUEST_ROOM = "The guest room heating should stay at 19 degrees"
 LIVING_ROOM = "The living room heating is set to 21 degrees in winter"
 HOSE = "The garden hose goes into the shed in winter"
 WIFI = "The wifi password is written under the router"
-
-
-@pytest.fixture
-async def ollama(
-    hass: HomeAssistant, init_integration: MockConfigEntry, socket_enabled: None
-) -> AsyncIterator[OllamaAgent]:
-    """Assist Memory, and the `ollama` agent on a scripted Ollama server."""
-    peer = OllamaPeer()
-    await peer.start()
-    yield await async_setup_ollama_agent(hass, peer)
-    await peer.stop()
 
 
 def notes(prompt: str) -> list[str]:

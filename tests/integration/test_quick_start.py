@@ -11,42 +11,22 @@ has no LLM, so neither tools nor recall reach it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 import json
 
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
-import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.memory.engine.turn_recall import FENCE_CLOSE, FENCE_OPEN
 from tests.ollama_server import ToolCall
 
 from . import call, search_ids
-from .ollama_peer import OllamaAgent, OllamaPeer, async_setup_ollama_agent
+from .assist import recalled
+from .ollama_peer import OllamaAgent
 
 SAID = "Remember that Mia is allergic to nuts"
 MEMORY = "Mia is allergic to nuts"
-
-
-@pytest.fixture
-async def ollama(
-    hass: HomeAssistant, init_integration: MockConfigEntry, socket_enabled: None
-) -> AsyncIterator[OllamaAgent]:
-    """Assist Memory on its default, and the `ollama` agent with Assist and Memory."""
-    peer = OllamaPeer()
-    await peer.start()
-    yield await async_setup_ollama_agent(hass, peer)
-    await peer.stop()
-
-
-def _recalled(prompt: str) -> str:
-    """Return the memory block of a system prompt ("" when there is none)."""
-    if FENCE_OPEN not in prompt:
-        return ""
-    return prompt.split(FENCE_OPEN, 1)[1].split(FENCE_CLOSE, 1)[0]
 
 
 async def test_a_first_memory_by_voice(
@@ -69,7 +49,7 @@ async def test_a_first_memory_by_voice(
 
     # A new conversation (no conversation id): the memory is in the prompt.
     await ollama.say(hass, "What is Mia allergic to?")
-    assert f"#{stored} {MEMORY}" in _recalled(ollama.last_prompt)
+    assert f"#{stored} {MEMORY}" in recalled(ollama.last_prompt)
 
 
 async def test_home_assistants_own_agent_remembers_nothing(
