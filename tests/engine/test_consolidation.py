@@ -756,38 +756,41 @@ async def test_a_memory_keeps_its_language_when_updated(store: MemoryStore) -> N
     assert unknown.content == "Mia has a black cat called Mo"
 
 
-async def test_near_duplicate_in_the_memorys_language(store: MemoryStore) -> None:
-    """Keyword-only, a French plural and its singular are the same thing.
-
-    English analysis kept "les", "sont" and "est" as words: 4 of 7 shared,
-    only worth a question. In French the two say the same.
-    """
-    existing = await add(
-        store, "Les vélos sont dans le garage", confidence=0.6, language="fr"
-    )
+@pytest.mark.parametrize(
+    ("stored", "said", "stored_language", "said_language"),
+    [
+        # English analysis kept "les", "sont" and "est" as words: 4 of 7
+        # shared, only worth a question. In French the two say the same.
+        pytest.param(
+            "Les vélos sont dans le garage",
+            "Le vélo est dans le garage",
+            "fr",
+            "fr-FR",
+            id="a French plural and its singular",
+        ),
+        # Every German noun is capitalised, so the conflict guard reads nouns
+        # as names; with English stemming "Fahrräder" and "Fahrrad" were two.
+        pytest.param(
+            "Die Fahrräder sind in der Garage",
+            "Das Fahrrad ist in der Garage",
+            "de",
+            "de",
+            id="a German plural is not another name",
+        ),
+    ],
+)
+async def test_near_duplicate_in_the_memorys_language(
+    store: MemoryStore,
+    stored: str,
+    said: str,
+    stored_language: str,
+    said_language: str,
+) -> None:
+    """Keyword-only, a plural and its singular in the memory's language are one thing."""
+    existing = await add(store, stored, confidence=0.6, language=stored_language)
     consolidator = Consolidator(store)
 
-    plan = await consolidator.plan(
-        candidate("Le vélo est dans le garage", language="fr-FR")
-    )
+    plan = await consolidator.plan(candidate(said, language=said_language))
     assert (plan.action, plan.rule) == (Action.UPDATE, Rule.NEAR_DUPLICATE)
     assert plan.target is not None and plan.target.id == existing
     assert plan.keyword_overlap == 1.0
-
-
-async def test_german_nouns_are_no_conflicting_names(store: MemoryStore) -> None:
-    """A German plural is not another name: the pair is a near duplicate.
-
-    Every German noun is capitalised, so the conflict guard reads nouns as
-    names; with English stemming "Fahrräder" and "Fahrrad" were two.
-    """
-    existing = await add(
-        store, "Die Fahrräder sind in der Garage", confidence=0.6, language="de"
-    )
-    consolidator = Consolidator(store)
-
-    plan = await consolidator.plan(
-        candidate("Das Fahrrad ist in der Garage", language="de")
-    )
-    assert (plan.action, plan.rule) == (Action.UPDATE, Rule.NEAR_DUPLICATE)
-    assert plan.target is not None and plan.target.id == existing
