@@ -1,12 +1,14 @@
 // The Memory panel: browse, search, open and curate what the assistant remembers.
 //
 // The panel's element, registered by custom_components/memory/panel.py with
-// panel_custom; an opened memory is memory-detail.js, the Add and Edit form
-// memory-editor.js, the Conversations view conversations.js, the Import
-// dialog import-dialog.js. Home Assistant gives it `hass` (the connection, the user, the
-// language, the theme), `narrow` (a phone-width layout) and `panel`. It talks
-// only to the integration's websocket API (memory/browse, memory/get,
-// memory/add, memory/update, memory/forget, memory/restore, memory/overview,
+// panel_custom; the search and filters are memory-filters.js, an opened
+// memory memory-detail.js, the Add and Edit form memory-editor.js, the
+// Conversations view conversations.js, the Import dialog import-dialog.js;
+// the panel keeps the list, its selection and what is open. Home Assistant
+// gives it `hass` (the connection, the user, the language, the theme),
+// `narrow` (a phone-width layout) and `panel`. It talks only to the
+// integration's websocket API (memory/browse, memory/get, memory/add,
+// memory/update, memory/forget, memory/restore, memory/overview,
 // memory/refresh_profile, memory/subscribe; the Conversations view in
 // conversations.js), which applies the user's reach: the panel never sees a
 // memory the user may not.
@@ -20,67 +22,45 @@ import { LitElement, html, nothing } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import "./conversations.js";
 import "./import-dialog.js";
-import { PAGE, PagedList, keptSelection } from "./live-list.js";
+import { PagedList, keptSelection } from "./live-list.js";
 import "./memory-detail.js";
 import "./memory-editor.js";
+import { MemoryFilters } from "./memory-filters.js";
 import "./memory-overview.js";
-import { dateText, persons } from "./people.js";
+import { dateText } from "./people.js";
 import { translate } from "./strings.js";
 import { panelStyles } from "./styles.js";
-
-const TYPING_PAUSE_MS = 250;
-const TYPES = ["fact", "preference", "instruction", "event", "summary", "profile", "other"];
-const ORIGINS = ["tool", "digestion", "action", "import"];
 
 export class MemoryPanel extends LitElement {
   static properties = {
     hass: { attribute: false },
     narrow: { type: Boolean },
     panel: { attribute: false },
-    _query: { state: true },
-    _person: { state: true },
-    _status: { state: true },
-    _order: { state: true },
     _open: { state: true },
     _error: { state: true },
     _adding: { state: true },
     _view: { state: true },
-    _type: { state: true },
-    _tag: { state: true },
-    _origin: { state: true },
-    _since: { state: true },
-    _until: { state: true },
     _selected: { state: true },
-    _filtersOpen: { state: true },
     _notice: { state: true },
     _importing: { state: true },
   };
 
   constructor() {
     super();
-    // The memories the filters and the search ask for (live-list.js).
+    // What the search and the filters ask (memory-filters.js).
+    this._filters = new MemoryFilters(this, { changed: () => this._load(false) });
+    // The memories they ask for (live-list.js).
     this._list = new PagedList(this, {
       key: "memories",
-      message: () => this._browseMessage(),
+      message: () => this._filters.message(),
       fail: (err) => this._fail(err),
     });
-    this._query = "";
-    this._person = "";
-    this._status = "active";
-    this._order = "newest";
     this._open = null;
     this._error = "";
     this._adding = false;
     this._view = "memories";
-    this._type = "";
-    this._tag = "";
-    this._origin = "";
-    this._since = "";
-    this._until = "";
     this._selected = new Set();
-    this._filtersOpen = false;
     this._notice = "";
-    this._typing = undefined;
     this._unsubscribe = undefined;
   }
 
@@ -117,28 +97,6 @@ export class MemoryPanel extends LitElement {
       { type: "memory/subscribe" },
     );
     this._load(false);
-  }
-
-  // The memory/browse command for what the filters and the search say now.
-  _browseMessage() {
-    const message = {
-      type: "memory/browse",
-      status: this._status,
-      limit: PAGE,
-      order: this._query.trim() ? "relevance" : this._order,
-    };
-    if (this._query.trim()) message.query = this._query.trim();
-    if (this._person) message.person = this._person;
-    if (this._type) message.types = [this._type];
-    if (this._tag.trim()) message.tags = [this._tag.trim()];
-    if (this._origin) message.origins = [this._origin];
-    if (this._since) message.since = new Date(`${this._since}T00:00`).toISOString();
-    if (this._until) {
-      const end = new Date(`${this._until}T00:00`);
-      end.setDate(end.getDate() + 1); // the whole last day
-      message.until = end.toISOString();
-    }
-    return message;
   }
 
   // A new question (a filter, the search) or the next page.
@@ -181,17 +139,6 @@ export class MemoryPanel extends LitElement {
   _menu() {
     // Home Assistant opens its sidebar on this event (phone width).
     this.dispatchEvent(new Event("hass-toggle-menu", { bubbles: true, composed: true }));
-  }
-
-  _typed(event) {
-    this._query = event.target.value;
-    clearTimeout(this._typing);
-    this._typing = setTimeout(() => this._load(false), TYPING_PAUSE_MS);
-  }
-
-  _chose(field, event) {
-    this[field] = event.target.value;
-    this._load(false);
   }
 
   async _show(id) {
@@ -282,7 +229,7 @@ export class MemoryPanel extends LitElement {
             </button>`,
           )}
         </div>
-        ${memories ? this._searchAndFilters() : nothing}
+        ${memories ? this._filters.render(this.narrow) : nothing}
       </header>
       ${this._error
         ? html`<p class="error" role="alert">${this.t("error", { error: this._error })}</p>`
@@ -325,90 +272,6 @@ export class MemoryPanel extends LitElement {
           ></memory-import-dialog>`
         : nothing}
     `;
-  }
-
-  _select(label, field, options, ariaLabel = label) {
-    return html`<label>
-      <span>${label}</span>
-      <select @change=${(e) => this._chose(field, e)} aria-label=${ariaLabel}>
-        ${options.map(
-          ([value, text]) => html`<option value=${value} ?selected=${value === this[field]}>${text}</option>`,
-        )}
-      </select>
-    </label>`;
-  }
-
-  _searchAndFilters() {
-    return html`<input
-        type="search"
-        .value=${this._query}
-        @input=${this._typed}
-        placeholder=${this.t("searchHint")}
-        aria-label=${this.t("search")}
-      />
-      ${this.narrow
-        ? html`<button
-            class="add"
-            aria-expanded=${this._filtersOpen ? "true" : "false"}
-            @click=${() => (this._filtersOpen = !this._filtersOpen)}
-          >
-            ${this.t("filters", { count: this._activeFilters() })}
-          </button>`
-        : nothing}
-      <div class="filters" ?hidden=${this.narrow && !this._filtersOpen}>
-        ${this._select(this.t("owner"), "_person", [
-          ["", this.t("everyone")],
-          ["household", this.t("household")],
-          ...persons(this.hass).map((person) => [person.id, person.name]),
-        ])}
-        ${this._select(this.t("type"), "_type", [
-          ["", this.t("any")],
-          ...TYPES.map((kind) => [kind, this.t(`type_${kind}`)]),
-        ])}
-        ${this._select(
-          this.t("status"),
-          "_status",
-          ["active", "expiring", "archived", "superseded", "any"].map((status) => [status, this.t(status)]),
-        )}
-        ${this._select(this.t("origin"), "_origin", [
-          ["", this.t("any")],
-          ...ORIGINS.map((origin) => [origin, this.t(`origin_${origin}`)]),
-        ])}
-        <label>
-          <span>${this.t("tag")}</span>
-          <input
-            .value=${this._tag}
-            @change=${(e) => this._chose("_tag", e)}
-            aria-label=${this.t("tag")}
-            placeholder=${this.t("tagHint")}
-          />
-        </label>
-        <label>
-          <span>${this.t("from")}</span>
-          <input type="date" .value=${this._since} @change=${(e) => this._chose("_since", e)} aria-label=${this.t("from")} />
-        </label>
-        <label>
-          <span>${this.t("to")}</span>
-          <input type="date" .value=${this._until} @change=${(e) => this._chose("_until", e)} aria-label=${this.t("to")} />
-        </label>
-        <label>
-          <span>${this.t("order")}</span>
-          <select
-            @change=${(e) => this._chose("_order", e)}
-            aria-label=${this.t("order")}
-            ?disabled=${Boolean(this._query.trim())}
-          >
-            ${["newest", "recalled"].map(
-              (order) => html`<option value=${order} ?selected=${order === this._order}>${this.t(order)}</option>`,
-            )}
-          </select>
-        </label>
-      </div>`;
-  }
-
-  _activeFilters() {
-    const changed = [this._person, this._type, this._origin, this._tag.trim(), this._since, this._until];
-    return changed.filter(Boolean).length + (this._status === "active" ? 0 : 1);
   }
 
   _memoryList() {
