@@ -6,7 +6,7 @@
 Each line of the pairs file is `{"a": ..., "b": ..., "label": ...}` with label
 `duplicate` (b says what a says), `contradiction` (same subject, another
 value: b replaces a) or `different` (related or unrelated, both hold). For
-every pair the script measures what `engine/near_duplicates.py` measures: the
+every pair the script measures what `engine/digestion/near_duplicates.py` measures: the
 keyword overlap (Jaccard of stemmed content words), the cosine of the
 built-in all-MiniLM-L6-v2 vectors, and the conflict guard (other numbers, or
 a negation or a name on one side only). It prints precision and recall of
@@ -43,12 +43,21 @@ REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
-    from custom_components.memory.engine.consolidation import (
+    from custom_components.memory.engine.digestion.consolidation import (
         Action,
         Candidate,
         Consolidator,
     )
-    from custom_components.memory.engine.encoder import BertEncoder
+    from custom_components.memory.engine.digestion.near_duplicates import (
+        DEFAULT_THRESHOLDS,
+        Thresholds,
+        conflicting,
+        is_near_duplicate,
+        is_similar,
+        keyword_overlap,
+    )
+    from custom_components.memory.engine.embedding.model.encoder import BertEncoder
+    from custom_components.memory.engine.memory_store import MemoryStore
     from custom_components.memory.engine.models import (
         MemoryType,
         NewMemory,
@@ -56,20 +65,9 @@ if TYPE_CHECKING:
         Source,
         Vector,
     )
-    from custom_components.memory.engine.near_duplicates import (
-        DEFAULT_THRESHOLDS,
-        Thresholds,
-        conflicting,
-        is_near_duplicate,
-        is_similar,
-        keyword_overlap,
-    )
-    from custom_components.memory.engine.store import MemoryStore
 else:
-    from engine.consolidation import Action, Candidate, Consolidator
-    from engine.encoder import BertEncoder
-    from engine.models import MemoryType, NewMemory, Origin, Source, Vector
-    from engine.near_duplicates import (
+    from engine.digestion.consolidation import Action, Candidate, Consolidator
+    from engine.digestion.near_duplicates import (
         DEFAULT_THRESHOLDS,
         Thresholds,
         conflicting,
@@ -77,7 +75,9 @@ else:
         is_similar,
         keyword_overlap,
     )
-    from engine.store import MemoryStore
+    from engine.embedding.model.encoder import BertEncoder
+    from engine.memory_store import MemoryStore
+    from engine.models import MemoryType, NewMemory, Origin, Source, Vector
 
 PAIRS: Final = REPO / "bench" / "data" / "dedup_pairs.jsonl"
 LABELS: Final = ("duplicate", "contradiction", "different")
@@ -409,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
         ]
         args.json.write_text(json.dumps(rows, indent=1), "utf-8")
     if chosen != DEFAULT_THRESHOLDS:
-        print("DEFAULT_THRESHOLDS in engine/near_duplicates.py differ from the choice")
+        print(
+            "DEFAULT_THRESHOLDS in engine/digestion/near_duplicates.py differ from the choice"
+        )
         return 1
     return 0
 

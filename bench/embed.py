@@ -27,9 +27,9 @@ REPO: Final = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
-    from custom_components.memory.engine.encoder import BertEncoder
+    from custom_components.memory.engine.embedding.model.encoder import BertEncoder
 else:
-    from engine.encoder import BertEncoder
+    from engine.embedding.model.encoder import BertEncoder
 
 
 def main(argv: list[str] | None = None) -> int:

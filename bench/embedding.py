@@ -50,12 +50,15 @@ if TYPE_CHECKING:
         SearchQuery,
         Source,
     )
-    from custom_components.memory.engine.embedding_queue import EmbeddingQueue
-    from custom_components.memory.engine.providers import OllamaProvider, model_key
+    from custom_components.memory.engine.embedding.providers import (
+        OllamaProvider,
+        model_key,
+    )
+    from custom_components.memory.engine.embedding.queue import EmbeddingQueue
 else:
     from engine import MemoryStore, NewMemory, Origin, SearchQuery, Source
-    from engine.embedding_queue import EmbeddingQueue
-    from engine.providers import OllamaProvider, model_key
+    from engine.embedding.providers import OllamaProvider, model_key
+    from engine.embedding.queue import EmbeddingQueue
 
 DIM: Final = 384
 MODEL: Final = "bench-embed"
@@ -190,7 +193,7 @@ def _table(runs: list[dict[str, float]], args: argparse.Namespace) -> str:
     lines = [
         "# Embedding queue and circuit breaker",
         "",
-        "`custom_components/memory/engine/embedding_queue.py` embeds memories in the",
+        "`custom_components/memory/engine/embedding/queue.py` embeds memories in the",
         "background and keeps searches keyword-only while the provider is down.",
         "",
         "Command, from the repository root:",

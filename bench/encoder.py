@@ -45,18 +45,18 @@ sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
     from bench._machine import cpu_model
-    from custom_components.memory.engine.encoder import (
+    from custom_components.memory.engine.embedding.model.encoder import (
         DEFAULT_MAX_BATCH_TOKENS,
         BertEncoder,
     )
-    from custom_components.memory.engine.model_files import (
+    from custom_components.memory.engine.embedding.model.pins import (
         ALL_MINILM_L6_V2,
         MODEL_SPECS,
     )
 else:
     from _machine import cpu_model
-    from engine.encoder import DEFAULT_MAX_BATCH_TOKENS, BertEncoder
-    from engine.model_files import ALL_MINILM_L6_V2, MODEL_SPECS
+    from engine.embedding.model.encoder import DEFAULT_MAX_BATCH_TOKENS, BertEncoder
+    from engine.embedding.model.pins import ALL_MINILM_L6_V2, MODEL_SPECS
 
 TEXTS: Final = REPO.parent / "shared" / "bench" / "locomo" / "minilm_dev.texts.json"
 QUERY: Final = "what time does my daughter usually get home from school on fridays"

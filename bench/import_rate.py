@@ -40,8 +40,11 @@ from custom_components.memory.engine import (  # noqa: E402
     SearchQuery,
     Source,
 )
-from custom_components.memory.engine.import_formats import read_import  # noqa: E402
-from custom_components.memory.engine.importing import preview_import, run_import  # noqa: E402
+from custom_components.memory.engine.exchange.import_formats import read_import  # noqa: E402
+from custom_components.memory.engine.exchange.importing import (  # noqa: E402
+    preview_import,
+    run_import,
+)
 
 
 def sentences(count: int, seed: int) -> list[str]:

@@ -60,23 +60,23 @@ sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 if TYPE_CHECKING:
     from bench.e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     from custom_components.memory import engine
-    from custom_components.memory.engine import (
-        cosine_scale,
-        database as database_module,
+    from custom_components.memory.engine.search import (
         fusion,
         keywords as keywords_module,
-        search as search_module,
+        memories as search_module,
     )
+    from custom_components.memory.engine.store import database as database_module
+    from custom_components.memory.engine.vectors import scale as cosine_scale
 else:
     from e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     import engine
-    from engine import (
-        cosine_scale,
-        database as database_module,
+    from engine.search import (
         fusion,
         keywords as keywords_module,
-        search as search_module,
+        memories as search_module,
     )
+    from engine.store import database as database_module
+    from engine.vectors import scale as cosine_scale
 
 type F32 = npt.NDArray[np.float32]
 type FuseFn = Callable[
@@ -250,11 +250,11 @@ class LookupEmbedder:
 
 
 class BuiltinEmbedder:
-    """The engine's own numpy encoder (`engine.encoder`), loaded lazily."""
+    """The engine's own numpy encoder (`engine.embedding.model.encoder`), loaded lazily."""
 
     def __init__(self, model_dir: Path) -> None:
         """Import the encoder module only when this embedder is chosen."""
-        encoder_module = importlib.import_module("engine.encoder")
+        encoder_module = importlib.import_module("engine.embedding.model.encoder")
         self._encoder: Any = encoder_module.BertEncoder(model_dir)
         self.name = f"builtin:{model_dir.name}"
 

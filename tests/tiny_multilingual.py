@@ -27,7 +27,7 @@ from tokenizers import (
     trainers,
 )
 
-from custom_components.memory.engine.model_files import (
+from custom_components.memory.engine.embedding.model.pins import (
     MULTILINGUAL_E5_SMALL,
     ModelFile,
     ModelSpec,

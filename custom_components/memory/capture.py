@@ -2,7 +2,7 @@
 
 Subscribes to Home Assistant's chat logs and keeps each user, assistant and
 tool message, with the conversation id, agent, user, device and time, in the
-conversation log of the memory database (`engine/conversations.py`).
+conversation log of the memory database (`engine/conversations/log.py`).
 
 Home Assistant announces most messages, but not every one: an assistant
 reply added to a new chat log comes with no event. So capture remembers the

@@ -52,14 +52,14 @@ from .embedding import (
     async_local_requirements,
     store_model,
 )
-from .engine.embedding_jobs import count_missing
-from .engine.model_files import (
+from .engine.embedding.jobs import count_missing
+from .engine.embedding.model.pins import (
     MODEL_SPECS,
     ModelFilesError,
     ModelSpec,
     default_model_for,
 )
-from .engine.providers import (
+from .engine.embedding.providers import (
     HTTP_PROVIDERS,
     OPENAI_DEFAULT_URL,
     CannotConnectError,

@@ -6,7 +6,7 @@ from datetime import timedelta
 import logging
 from typing import Final
 
-from .engine.turn_recall import RecallSettings
+from .engine.recall.turn import RecallSettings
 
 # Recall's defaults are the engine's (`RecallSettings`), named here for the
 # options flow and the options' reading.
@@ -57,7 +57,7 @@ MAX_RECALL_BUDGET: Final = 2000
 # Memories scoring under this for what was just said stay out of the prompt
 # (0.2, measured: engine/turn_recall.RecallSettings says where).
 DEFAULT_RECALL_MIN_SCORE: Final = _RECALL.min_score
-# Across a conversation (engine/turn_recall.py): follow-ups searched with the
+# Across a conversation (engine/recall/turn.py): follow-ups searched with the
 # earlier turns, memories that stay, and the "Earlier" lines of a new
 # conversation, looking back this many hours (0: off).
 CONF_RECALL_FOLLOW_UPS: Final = "recall_follow_ups"

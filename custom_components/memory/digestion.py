@@ -14,7 +14,7 @@ consolidation engine, which asks the LLM one more structured question for
 the pairs its rules cannot decide.
 
 This module schedules the work and makes the AI Task calls; what is asked,
-and how an answer becomes memories, is the engine's (`engine/extraction.py`).
+and how an answer becomes memories, is the engine's (`engine/digestion/extraction.py`).
 
 Nothing is lost on failure: the conversation stays pending and is tried
 again with a growing backoff (a rate limit only waits). Counts and the kind
@@ -52,15 +52,9 @@ from .const import (
 )
 from .embedding import EmbeddingRuntime, async_query_vector
 from .engine import DATABASE_ERRORS, HOUSEHOLD, ConversationLog, MemoryStore, StoreError
-from .engine.consolidation import Action, Candidate, Consolidator, Plan
-from .engine.consolidation_question import question
-from .engine.digest_queue import (
-    DigestQueue,
-    DigestState,
-    PendingConversation,
-    SkipReason,
-)
-from .engine.extraction import (
+from .engine.digestion.answers import extraction_answer
+from .engine.digestion.consolidation import Action, Candidate, Consolidator, Plan
+from .engine.digestion.extraction import (
     MEMORY_TYPES,
     RESOLUTION_ACTIONS,
     DigestResult,
@@ -78,8 +72,14 @@ from .engine.extraction import (
     speaker_parts,
     summary_memory,
 )
-from .engine.languages import language_name
-from .engine.model_json import extraction_answer
+from .engine.digestion.question import question
+from .engine.digestion.queue import (
+    DigestQueue,
+    DigestState,
+    PendingConversation,
+    SkipReason,
+)
+from .engine.languages.tags import language_name
 from .engine.models import Vector
 from .usage import UsageTracker
 from .worker import BackgroundWorker

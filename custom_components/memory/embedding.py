@@ -42,13 +42,16 @@ from .const import (
     PROVIDER_LOCAL,
 )
 from .engine import DATABASE_ERRORS, MemoryStore
-from .engine.embedding_breaker import CircuitBreaker
-from .engine.embedding_jobs import QueueStatus
-from .engine.embedding_queue import EmbeddingQueue
-from .engine.model_download import ProgressCallback, download_model
-from .engine.model_files import HF_BASE_URL, MODEL_SPECS, ModelSpec, install_from_folder
-from .engine.models import Vector
-from .engine.providers import (
+from .engine.embedding.breaker import CircuitBreaker
+from .engine.embedding.jobs import QueueStatus
+from .engine.embedding.model.download import ProgressCallback, download_model
+from .engine.embedding.model.pins import (
+    HF_BASE_URL,
+    MODEL_SPECS,
+    ModelSpec,
+    install_from_folder,
+)
+from .engine.embedding.providers import (
     HTTP_PROVIDERS,
     DimensionChangedError,
     EmbeddingProvider,
@@ -56,6 +59,8 @@ from .engine.providers import (
     LocalProvider,
     model_key,
 )
+from .engine.embedding.queue import EmbeddingQueue
+from .engine.models import Vector
 from .worker import BackgroundWorker
 
 # Where the built-in model's files come from (Hugging Face's file layout).
@@ -123,7 +128,7 @@ async def async_local_provider(hass: HomeAssistant, model: str) -> LocalProvider
     await async_local_requirements(hass)
 
     def _load() -> tuple[type[Any], type[Exception]]:
-        from .engine.encoder import BertEncoder, EncoderError  # noqa: PLC0415
+        from .engine.embedding.model.encoder import BertEncoder, EncoderError  # noqa: PLC0415
 
         return BertEncoder, EncoderError
 

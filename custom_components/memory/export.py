@@ -51,14 +51,14 @@ from .engine import (
     StoredMessage,
     StoreError,
 )
-from .engine.export_files import (
+from .engine.exchange.export_files import (
     folder_name,
     remove_export,
     write_export,
     written_exports,
 )
-from .engine.export_json import every_memory, render_json
-from .engine.markdown import (
+from .engine.exchange.export_json import every_memory, render_json
+from .engine.exchange.markdown import (
     active_memories,
     conversations_with_messages,
     group_by_day,

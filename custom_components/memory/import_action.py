@@ -2,9 +2,9 @@
 
 The one import path of the action and of the panel's Import dialog
 (`websocket_import.py`): a file's bytes are parsed in the executor
-(`engine/import_formats.py`), each source owner (a mem0 user, a scope of
+(`engine/exchange/import_formats.py`), each source owner (a mem0 user, a scope of
 AI Long Term Memory, a person heading of our Markdown export) is given a
-scope, and the engine previews or imports (`engine/importing.py`). Nobody
+scope, and the engine previews or imports (`engine/exchange/importing.py`). Nobody
 imports into a scope they could not write to with `memory.add`. A file is
 read only from inside the configuration folder. Progress of an import
 shows as a persistent notification (counts only, never text).
@@ -26,9 +26,9 @@ import probatio
 from .access import Caller, async_caller
 from .const import ATTR_DRY_RUN, ATTR_PERSON, DOMAIN, LOGGER
 from .engine import HOUSEHOLD, StoreError
-from .engine.import_entries import MAX_IMPORT_BYTES, ImportFile, ImportFormat
-from .engine.import_formats import read_import
-from .engine.importing import preview_import, run_import
+from .engine.exchange.import_entries import MAX_IMPORT_BYTES, ImportFile, ImportFormat
+from .engine.exchange.import_formats import read_import
+from .engine.exchange.importing import preview_import, run_import
 from .errors import store_error
 from .runtime import MemoryConfigEntry, loaded_entry
 from .validation import PERSON, ActionSchema

@@ -134,7 +134,7 @@ def init_schema(options: Mapping[str, Any]) -> probatio.Schema:
                 DEFAULT_RECALL_MIN_SCORE,
                 NumberSelectorConfig(min=0, max=1, step=0.05, mode=slider),
             ),
-            # Across a conversation (engine/turn_recall.py).
+            # Across a conversation (engine/recall/turn.py).
             probatio.Required(
                 CONF_RECALL_FOLLOW_UPS,
                 default=options.get(CONF_RECALL_FOLLOW_UPS, DEFAULT_RECALL_FOLLOW_UPS),

@@ -5,7 +5,7 @@ asks the API for an instance while the chat log being built is in the
 `current_chat_log` context variable; its last user message is what was just
 said, the ones before it the conversation so far. Recall gathers who is
 speaking, the options and the one query embedding, and the engine builds the
-block (`engine/turn_recall.py`): the memories the utterance finds (with the
+block (`engine/recall/turn.py`): the memories the utterance finds (with the
 conversation's recent turns when it is a follow-up), the memories that stay
 from earlier turns, and on a conversation's first turn what the same
 speaker said in the last hours. Within a token budget, above a relevance
@@ -45,7 +45,7 @@ from .const import (
     LOGGER,
 )
 from .embedding import async_query_vector
-from .engine.turn_recall import (
+from .engine.recall.turn import (
     FENCE_CLOSE,
     FENCE_OPEN,
     NOTHING,

@@ -119,7 +119,7 @@ USAGE_SENSORS: tuple[UsageSensorDescription, ...] = (
             "failures_today": usage.recall_failures_today,
             "last_failure": usage.last_recall_failure,
             # Turns today that a part of recall across a conversation
-            # contributed to (engine/turn_recall.py).
+            # contributed to (engine/recall/turn.py).
             "follow_ups_today": usage.recall_follow_ups_today,
             "kept_today": usage.recall_kept_today,
             "earlier_today": usage.recall_earlier_today,

@@ -28,12 +28,15 @@ from custom_components.memory.engine import (
     Signal,
     Source,
 )
-from custom_components.memory.engine.embedding_queue import (
+from custom_components.memory.engine.embedding.providers import (
+    OllamaProvider,
+    model_key,
+)
+from custom_components.memory.engine.embedding.queue import (
     BATCH_SIZE,
     QUERY_TIMEOUT,
     EmbeddingQueue,
 )
-from custom_components.memory.engine.providers import OllamaProvider, model_key
 from tests.provider_servers import FakeEmbeddingServer
 
 type Backend = Literal["numpy", "sqlite-vec"]

@@ -43,7 +43,7 @@ from custom_components.memory.const import (
     CONF_SEARCH_LIMIT,
     DOMAIN,
 )
-from custom_components.memory.engine import provider_http
+from custom_components.memory.engine.embedding.providers import http as provider_http
 from custom_components.memory.options_flow import DIGESTION_SECTION
 from tests.provider_servers import FakeEmbeddingServer
 

@@ -29,7 +29,7 @@ from custom_components.memory.const import (
     CONF_PROVIDER,
     DOMAIN,
 )
-from custom_components.memory.engine.model_files import (
+from custom_components.memory.engine.embedding.model.pins import (
     ALL_MINILM_L6_V2,
     MODEL_SPECS,
     MULTILINGUAL_E5_SMALL,

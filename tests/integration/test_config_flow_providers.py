@@ -36,15 +36,13 @@ from custom_components.memory.const import (
     DOMAIN,
     PROVIDER_KEYWORD,
 )
-from custom_components.memory.engine import (
-    ConversationInfo,
-    MessageRole,
-    NewMessage,
-    provider_http,
-    providers,
+from custom_components.memory.engine import ConversationInfo, MessageRole, NewMessage
+from custom_components.memory.engine.embedding import providers
+from custom_components.memory.engine.embedding.model.pins import ALL_MINILM_L6_V2
+from custom_components.memory.engine.embedding.providers import (
+    OPENAI_DEFAULT_URL,
+    http as provider_http,
 )
-from custom_components.memory.engine.model_files import ALL_MINILM_L6_V2
-from custom_components.memory.engine.providers import OPENAI_DEFAULT_URL
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call

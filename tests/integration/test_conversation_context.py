@@ -31,7 +31,7 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
-from custom_components.memory.engine.turn_recall import FENCE_CLOSE, FENCE_OPEN
+from custom_components.memory.engine.recall.turn import FENCE_CLOSE, FENCE_OPEN
 
 from . import add
 from .assist import ANNA, BEN, Household

@@ -55,7 +55,7 @@ from custom_components.memory.engine import (
     MessageRole,
     NewMessage,
 )
-from custom_components.memory.engine.digest_queue import ASSISTANT, backoff_seconds
+from custom_components.memory.engine.digestion.queue import ASSISTANT, backoff_seconds
 from custom_components.memory.engine.text import INVISIBLE_CATEGORIES as INVISIBLE
 from tests.provider_servers import FakeEmbeddingServer
 

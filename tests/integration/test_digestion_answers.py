@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.memory.ai_task import AITaskClient
 from custom_components.memory.digestion import EXTRACTION
-from custom_components.memory.engine.model_json import extraction_answer
+from custom_components.memory.engine.digestion.answers import extraction_answer
 
 from . import call
 from .ai_task_agent import ScriptedAITask

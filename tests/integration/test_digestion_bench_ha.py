@@ -19,7 +19,7 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from bench.digestion import DATA, load, run, select, totals
 from bench.digestion_clients import HomeAssistantClient, selector_structure
 from custom_components.memory.digestion import EXTRACT_TASK
-from custom_components.memory.engine.extraction import MEMORY_TYPES
+from custom_components.memory.engine.digestion.extraction import MEMORY_TYPES
 from tests.test_digestion_bench import find_part, right
 
 from .ai_task_agent import ScriptedAITask

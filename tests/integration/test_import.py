@@ -24,7 +24,7 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
-from custom_components.memory.engine.export_json import every_memory
+from custom_components.memory.engine.exchange.export_json import every_memory
 
 from . import add, call, search_ids
 from .assist import ANNA, BEN, Household

@@ -392,7 +392,7 @@ async def test_first_refresh_failure(
     """If the first statistics read fails, set-up is retried and the store closed."""
     mock_config_entry.add_to_hass(hass)
     with patch(
-        "custom_components.memory.engine.store.MemoryStore.stats",
+        "custom_components.memory.engine.memory_store.MemoryStore.stats",
         side_effect=StoreError("disk I/O error"),
     ):
         assert not await hass.config_entries.async_setup(mock_config_entry.entry_id)

@@ -9,7 +9,7 @@ from homeassistant.exceptions import ServiceValidationError
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from tests.engine.test_migrations import build_database
+from tests.engine.store.test_migrations import build_database
 
 from . import add, call, search_ids
 from .assist import RecordingAgent, converse, recalled

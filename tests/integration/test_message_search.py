@@ -22,7 +22,7 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.memory.engine import MessageQuery
-from custom_components.memory.engine.embedding_jobs import QueueStatus
+from custom_components.memory.engine.embedding.jobs import QueueStatus
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call

@@ -43,8 +43,8 @@ from custom_components.memory.embedding import (
     local_model_folder,
     store_model,
 )
-from custom_components.memory.engine.embedding_jobs import count_missing
-from custom_components.memory.engine.model_files import (
+from custom_components.memory.engine.embedding.jobs import count_missing
+from custom_components.memory.engine.embedding.model.pins import (
     ALL_MINILM_L6_V2,
     install_from_folder,
 )

@@ -439,7 +439,7 @@ async def test_recall_failure_is_counted(
     await add(hass, "Mia is allergic to nuts")
     caplog.set_level("DEBUG", logger="custom_components.memory")
     with patch(
-        "custom_components.memory.engine.store.MemoryStore.search",
+        "custom_components.memory.engine.memory_store.MemoryStore.search",
         side_effect=OSError("disk I/O error"),
     ):
         result = await converse(hass, "What is Mia allergic to?")

@@ -10,9 +10,9 @@ import sqlite3
 from homeassistant.core import HomeAssistant
 import numpy as np
 
-from custom_components.memory.engine.embedding_jobs import text_hash
-from custom_components.memory.engine.secret_recheck import VERSION_SETTING
-from custom_components.memory.engine.secrets import DETECTOR_VERSION
+from custom_components.memory.engine.embedding.jobs import text_hash
+from custom_components.memory.engine.embedding.secret_recheck import VERSION_SETTING
+from custom_components.memory.engine.privacy.secrets import DETECTOR_VERSION
 from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
 from . import add, setup_embedding_entry

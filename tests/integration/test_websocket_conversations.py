@@ -16,7 +16,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.memory.engine import NewMemory, Origin, Source
-from custom_components.memory.engine.digest_queue import ASSISTANT
+from custom_components.memory.engine.digestion.queue import ASSISTANT
 
 from . import call
 from .ai_task_agent import ScriptedAITask

@@ -4,7 +4,8 @@ A library with no Home Assistant imports: the integration drives it, plain
 pytest tests it, and `bench/` measures it.
 """
 
-from .conversation_models import (
+from .conversations.log import ConversationLog
+from .conversations.records import (
     ConversationInfo,
     MessageHit,
     MessageQuery,
@@ -13,7 +14,6 @@ from .conversation_models import (
     StoredConversation,
     StoredMessage,
 )
-from .conversations import ConversationLog
 from .errors import (
     DATABASE_ERRORS,
     ContentTooLongError,
@@ -31,6 +31,7 @@ from .errors import (
     UnknownMemoryError,
     VectorDimensionError,
 )
+from .memory_store import MemoryStore
 from .models import (
     HOUSEHOLD,
     MAX_CONTENT_CHARS,
@@ -47,8 +48,7 @@ from .models import (
     Source,
     StoreStats,
 )
-from .schema import SCHEMA_VERSION
-from .store import MemoryStore
+from .store.schema import SCHEMA_VERSION
 
 __all__ = [
     "DATABASE_ERRORS",

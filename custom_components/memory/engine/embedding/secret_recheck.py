@@ -1,0 +1,154 @@
+"""Vectors made from a secret the detector of their day missed, made again.
+
+Every text is redacted before it is embedded (`embedding_jobs.sent_text`),
+by the detector of its day. When `secrets.DETECTOR_VERSION` grows, a stored
+memory or message may hold a vector made from a value the detector now
+redacts ("Der Garagencode ist 4512" before German compounds were known).
+`prepare` reads a batch of rows by id and redacts them in a worker thread;
+each ready job of a row with a secret whose text hash is not that of what
+would be sent now is stale. `write` puts those jobs back to pending, so
+the embedding worker makes their vectors again from the redacted text; the
+old vector serves until the new one replaces it, as during a model's
+rebuild (it was made on this machine or already sent: keeping it a little
+longer tells no one more, and semantic search keeps the row). How far the
+pass got is kept in `store_settings`: it runs once per detector version, in
+the background (`recheck`, batch by batch), and resumes after a restart.
+
+Search terms are not redone: they are made from the full text on purpose,
+so the owner finds a code by its words; whoever may not see a value cannot
+find a memory by it either (`secrets.found_without_secrets`, applied with
+the current detector whenever results are shown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import aiosqlite
+
+from ..memory_store import MemoryStore
+from ..privacy.secrets import DETECTOR_VERSION, has_secret
+from ..sql import placeholders
+from .jobs import KINDS, JobTables, sent_text, text_hash
+
+# Rows read per batch: a few tens of milliseconds of redaction.
+BATCH: Final = 500
+# The detector version every stored vector has been checked against.
+VERSION_SETTING: Final = "secrets_checked"
+# The last id checked of each kind while a pass is under way.
+_AFTER: Final = {kind: f"secrets_checked_{kind.name}" for kind in KINDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one batch found: stale jobs `(row id, model, old hash)` of one kind.
+
+    `kind` is None when every row has been checked: the pass is over.
+    """
+
+    kind: JobTables | None
+    read: int = 0
+    last: int = 0
+    stale: list[tuple[int, str, bytes]] = field(default_factory=list)
+
+
+async def _setting(conn: aiosqlite.Connection, name: str) -> int:
+    rows = await conn.execute_fetchall(
+        "SELECT value FROM store_settings WHERE name = ?", (name,)
+    )
+    row = next(iter(rows), None)
+    return int(row[0]) if row else 0
+
+
+async def due(reader: aiosqlite.Connection) -> bool:
+    """Whether stored vectors were not checked with the current detector."""
+    return await _setting(reader, VERSION_SETTING) < DETECTOR_VERSION
+
+
+def _sent_hashes(kind: JobTables, rows: Sequence[tuple[int, str]]) -> dict[int, bytes]:
+    """Hash what would be sent now of each row that holds a secret."""
+    return {
+        row_id: text_hash(sent_text(kind, content))
+        for row_id, content in rows
+        if has_secret(content)
+    }
+
+
+async def prepare(reader: aiosqlite.Connection, limit: int = BATCH) -> Batch | None:
+    """Check the next `limit` rows; None when the current detector's pass is done."""
+    if not await due(reader):
+        return None
+    for kind in KINDS:
+        after = await _setting(reader, _AFTER[kind])
+        rows = [
+            (int(row[0]), str(row[1]))
+            for row in await reader.execute_fetchall(
+                f"SELECT m.id, m.content FROM {kind.items} m "  # noqa: S608
+                f"WHERE m.id > ? AND {kind.where} ORDER BY m.id LIMIT ?",
+                (after, limit),
+            )
+        ]
+        if not rows:
+            continue
+        sent = await asyncio.to_thread(_sent_hashes, kind, rows)
+        ids = sorted(sent)
+        jobs = (
+            await reader.execute_fetchall(
+                f"SELECT {kind.key}, model, text_hash FROM {kind.jobs} "  # noqa: S608
+                f"WHERE state = 'ready' AND {kind.key} IN ({placeholders(len(ids))})",
+                ids,
+            )
+            if ids
+            else []
+        )
+        stale = [
+            (int(row[0]), str(row[1]), bytes(row[2]))
+            for row in jobs
+            if bytes(row[2]) != sent[int(row[0])]
+        ]
+        return Batch(kind, read=len(rows), last=rows[-1][0], stale=stale)
+    return Batch(None)
+
+
+async def write(conn: aiosqlite.Connection, batch: Batch) -> None:
+    """Queue the stale jobs' texts again and record the progress.
+
+    A job embedded again since `prepare` (its hash changed) is left alone.
+    """
+    kind = batch.kind
+    if kind is None:
+        await conn.execute(
+            "INSERT OR REPLACE INTO store_settings (name, value) VALUES (?, ?)",
+            (VERSION_SETTING, DETECTOR_VERSION),
+        )
+        await conn.executemany(
+            "DELETE FROM store_settings WHERE name = ?",
+            [(name,) for name in _AFTER.values()],
+        )
+        return
+    await conn.executemany(
+        f"UPDATE {kind.jobs} SET state = 'pending', attempts = 0, "  # noqa: S608
+        "next_attempt_at = 0, error = NULL "
+        f"WHERE {kind.key} = ? AND model = ? AND state = 'ready' AND text_hash = ?",
+        batch.stale,
+    )
+    await conn.execute(
+        "INSERT OR REPLACE INTO store_settings (name, value) VALUES (?, ?)",
+        (_AFTER[kind], batch.last),
+    )
+
+
+async def recheck(store: MemoryStore, limit: int = BATCH) -> int:
+    """Check up to `limit` rows; return how many were read (0: nothing left).
+
+    The write wakes the embedding worker (the store's listeners).
+    """
+    batch = await prepare(store.reader, limit)
+    if batch is None:
+        return 0
+    async with store.transaction() as conn:
+        await write(conn, batch)
+    return batch.read

@@ -1,0 +1,5 @@
+"""Privacy: secrets (codes, passwords, PINs) found and redacted.
+
+`secrets` (detect and redact; did a query find a memory by more than its
+code), `secret_words` (labels, verbs and digit words in every language).
+"""

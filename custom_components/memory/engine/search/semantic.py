@@ -1,0 +1,127 @@
+"""The semantic side both searches share (memories, conversation messages).
+
+The int8 index proposes the nearest rows; their float32 vectors, read from
+their table, are scored exactly. Candidates the pool left out (keyword
+hits) get their exact cosine too, so fusion weighs every candidate on both
+signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import aiosqlite
+import numpy as np
+
+from ..models import Vector
+from ..sql import chunks, placeholders
+from ..vectors.index import VectorIndex, as_unit_vector
+
+# Candidates the semantic signal contributes before fusion (tuned by
+# bench/locomo.py, with `search.KEYWORD_POOL`).
+SEMANTIC_POOL: Final = 50
+# The int8 index is asked for more than the pool, then re-scored exactly.
+SEMANTIC_OVERSAMPLE: Final = 4
+# Below this many filtered candidates, a selective filter scans exactly.
+EXACT_SCAN_MAX: Final = 20_000
+
+
+async def exact_scores(
+    conn: aiosqlite.Connection, sql: str, args: Sequence[Any], unit: Vector
+) -> list[tuple[int, float]]:
+    """Cosines with a unit query of the `(id, float32 vector)` rows `sql` reads."""
+    rows = list(await conn.execute_fetchall(sql, args))
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+    scores = matrix.reshape(len(rows), -1) @ unit
+    return [
+        (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
+    ]
+
+
+async def exact_cosines(
+    conn: aiosqlite.Connection,
+    unit: Vector,
+    ids: Sequence[int],
+    *,
+    table: str,
+    key: str,
+    model: str,
+) -> dict[int, float]:
+    """Cosines of the stored vectors of `ids` (column `key` of `table`)."""
+    scores: dict[int, float] = {}
+    for chunk in chunks(ids):
+        scores.update(
+            await exact_scores(
+                conn,
+                f"SELECT {key}, vector FROM {table} WHERE model = ? "
+                f"AND {key} IN ({placeholders(len(chunk))})",
+                [model, *chunk],
+                unit,
+            )
+        )
+    return scores
+
+
+async def cosines_outside_pool(
+    conn: aiosqlite.Connection,
+    vector: Vector,
+    semantic: Sequence[tuple[int, float]],
+    ids: Sequence[int],
+    *,
+    table: str,
+    key: str,
+    model: str,
+) -> dict[int, float]:
+    """Exact cosines of those `ids` the semantic pool left out (none without one).
+
+    A keyword hit outside the pool still gets its semantic score, so fusion
+    weighs it like the pooled ones.
+    """
+    pooled = {item_id for item_id, _score in semantic}
+    missing = sorted({item_id for item_id in ids if item_id not in pooled})
+    if not semantic or not missing:
+        return {}
+    return await exact_cosines(
+        conn, as_unit_vector(vector), missing, table=table, key=key, model=model
+    )
+
+
+async def semantic_pool(
+    conn: aiosqlite.Connection,
+    index: VectorIndex,
+    unit: Vector,
+    *,
+    base: str,
+    args: Sequence[Any],
+    key: str,
+    pool: int,
+) -> list[tuple[int, float]]:
+    """Find the `pool` nearest rows `(id, cosine)` that `base` admits, best first.
+
+    `base` selects `(id, vector)` with the filters (`args` bound); the int8
+    `index` proposes candidates, whose float32 vectors are scored exactly.
+    When a selective filter (one person's rows) leaves too few of them, its
+    whole subset is scanned exactly, up to `EXACT_SCAN_MAX` rows.
+    """
+    wanted = pool * SEMANTIC_OVERSAMPLE
+    candidates = await index.knn(unit, wanted)
+    # knn returns min(k, size) ids, so fewer than asked for means the index
+    # holds no more (known without `count()`, a full scan in vec0).
+    every = len(candidates) < wanted
+    if every:
+        sql, sql_args = base, list(args)
+    else:
+        ids = [item_id for item_id, _score in candidates]
+        sql = f"{base} AND {key} IN ({placeholders(len(ids))})"
+        sql_args = [*args, *ids]
+    scored = await exact_scores(conn, sql, sql_args, unit)
+    if len(scored) < pool and not every:
+        rows = await conn.execute_fetchall(f"SELECT count(*) FROM ({base})", args)
+        count = int(next(iter(rows))[0])
+        if len(scored) < count <= EXACT_SCAN_MAX:
+            scored = await exact_scores(conn, base, args, unit)
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:pool]

@@ -1,0 +1,376 @@
+"""The `memories` table: add, read, forget, expire, supersede, reword, count.
+
+Every write runs under the database's single-writer lock in one
+transaction, and listeners hear of it once committed; a purge leaves no
+copy of the text in the database files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+import hashlib
+
+import aiosqlite
+import numpy.typing as npt
+
+from ..errors import InvalidInputError, UnknownMemoryError
+from ..languages.analysis import ANALYSIS_VERSION
+from ..models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats, Vector
+from ..sql import IDS, placeholders, rows_in, storable_ids
+from ..transactions import immediate_transaction
+from ..vectors.index import as_unit_vector
+from .memory_vectors import MemoryVectors
+from .rows import (
+    ITEM_COLUMNS,
+    check_ids,
+    insert_many,
+    insert_memory,
+    memory_key,
+    memory_terms,
+    row_to_item,
+    validate_memory,
+)
+
+
+class MemoryTable(MemoryVectors):
+    """The database, with the memories it holds and their vectors."""
+
+    async def add(
+        self, memory: NewMemory, *, vector: npt.ArrayLike | None = None
+    ) -> AddResult:
+        """Add one memory, or return its active twin in the same scope."""
+        vectors = None if vector is None else [vector]
+        return (await self.add_many([memory], vectors=vectors))[0]
+
+    async def add_many(
+        self,
+        memories: Sequence[NewMemory],
+        *,
+        vectors: Sequence[npt.ArrayLike | None] | None = None,
+    ) -> list[AddResult]:
+        """Add memories in one transaction; all are validated before any write.
+
+        `vectors` (of the store's model) are stored for newly created items.
+        """
+        writer, _reader = self._require()
+        prepared = [
+            (replace(memory, language=memory.language or self.language), *checked)
+            for memory in memories
+            for checked in (validate_memory(memory),)
+        ]
+        if vectors is not None and len(vectors) != len(memories):
+            raise InvalidInputError("one vector per memory is needed")
+        units: list[Vector | None] = [
+            None if vector is None else as_unit_vector(vector)
+            for vector in (vectors or [None] * len(memories))
+        ]
+        if any(unit is not None for unit in units) and self._model is None:
+            raise InvalidInputError("the store has no embedding model for vectors")
+        now = self._clock()
+        new_vectors: dict[int, Vector] = {}
+        async with self._write_lock:
+            async with immediate_transaction(writer):
+                outcome = await insert_many(writer, prepared, now)
+                for (item_id, created), unit in zip(outcome, units, strict=True):
+                    if created and unit is not None:
+                        new_vectors[item_id] = unit
+                if new_vectors:
+                    await self._store_vectors(writer, new_vectors)
+            if new_vectors:
+                await self._index_add(new_vectors)
+        items = await self.get_many([item_id for item_id, _ in outcome], conn=writer)
+        self._changed()
+        return [
+            AddResult(item=items[item_id], created=created)
+            for item_id, created in outcome
+        ]
+
+    async def forget(self, ids: Sequence[int], *, purge: bool = False) -> list[int]:
+        """Archive memories, or with `purge` erase every copy of them.
+
+        Unknown ids raise before anything changes. Purging also rewrites the
+        full-text index and truncates the write-ahead log, so the text is gone
+        from the database files, not only hidden.
+        """
+        writer, _reader = self._require()
+        unique = sorted(set(ids))
+        if not unique:
+            return []
+        now = self._clock()
+        scopes: set[str] = set()
+        async with self._write_lock:
+            await check_ids(writer, unique)
+            marks = placeholders(len(unique))
+            async with immediate_transaction(writer):
+                if purge:
+                    async with writer.execute(
+                        f"DELETE FROM memories WHERE id IN ({marks}) RETURNING scope",
+                        unique,
+                    ) as cursor:
+                        scopes.update(str(row[0]) for row in await cursor.fetchall())
+                    await writer.execute(
+                        "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
+                    )
+                else:
+                    await writer.execute(
+                        "UPDATE memories SET status = 'archived', updated_at = ?, "
+                        f"valid_to = coalesce(valid_to, ?) WHERE id IN ({marks}) "
+                        "AND status = 'active'",
+                        [now, now, *unique],
+                    )
+            if purge:
+                if self._index is not None:
+                    await self._index.remove(unique)
+                await self._erase_leftovers(writer)
+        self._changed()
+        await self.erased(scopes)
+        return unique
+
+    @staticmethod
+    async def _erase_leftovers(writer: aiosqlite.Connection) -> None:
+        """Drop the copies a DELETE leaves in the write-ahead log.
+
+        Its pages are folded into the file (where secure_delete zeroes the
+        freed ones) and the log is truncated. The vec0 index needs nothing
+        more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
+        which the purge tests check.
+        """
+        await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def truncate_wal(self) -> None:
+        """Erase what deleted rows left in the write-ahead log.
+
+        For engine modules that delete through `transaction()` (the
+        conversation log) and must leave no copy of the text behind.
+        """
+        writer, _reader = self._require()
+        async with self._write_lock:
+            await self._erase_leftovers(writer)
+
+    async def expire_due(self) -> list[int]:
+        """Archive active memories whose expiry time has passed."""
+        writer, _reader = self._require()
+        now = self._clock()
+        async with (
+            self._write_lock,
+            writer.execute(
+                # Without INDEXED BY, SQLite walks every active memory's row
+                # through the status index: 0.4 s at 100k with a cold cache,
+                # at every start (bench/startup.py).
+                "UPDATE memories INDEXED BY memories_expires "
+                "SET status = 'archived', updated_at = ?, "
+                "valid_to = coalesce(valid_to, expires_at) "
+                "WHERE status = 'active' AND expires_at IS NOT NULL "
+                "AND expires_at <= ? RETURNING id",
+                (now, now),
+            ) as cursor,
+        ):
+            expired = [int(row[0]) for row in await cursor.fetchall()]
+        if expired:
+            self._changed()
+        return expired
+
+    async def mark_recalled(self, ids: Sequence[int]) -> None:
+        """Record that memories were put into a prompt."""
+        writer, _reader = self._require()
+        unique = sorted(set(ids))
+        if not unique:
+            return
+        async with self._write_lock:
+            await writer.execute(
+                "UPDATE memories SET last_recalled_at = ?, "
+                f"recall_count = recall_count + 1 WHERE id IN "
+                f"({placeholders(len(unique))})",
+                [self._clock(), *unique],
+            )
+
+    # -- reads --------------------------------------------------------------
+
+    async def get(self, item_id: int) -> MemoryItem | None:
+        """One memory by id, whatever its status."""
+        return (await self.get_many([item_id])).get(item_id)
+
+    async def get_many(
+        self, ids: Sequence[int], *, conn: aiosqlite.Connection | None = None
+    ) -> dict[int, MemoryItem]:
+        """Memories by id; missing ids are absent from the result."""
+        if conn is None:
+            _writer, conn = self._require()
+        rows = await rows_in(
+            conn,
+            f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.id IN ({IDS})",
+            storable_ids(ids),
+        )
+        return {row["id"]: row_to_item(row) for row in rows}
+
+    async def supersede(
+        self, old_id: int, new: NewMemory, *, also: Sequence[int] = ()
+    ) -> tuple[MemoryItem, MemoryItem]:
+        """Add `new` and mark `old_id` (and `also`) superseded by it, atomically.
+
+        The old memories keep their text: they get status `superseded`, a
+        link to the new one (`superseded_by`) and `valid_to` = now, so history
+        stays searchable with status `any`. Every old memory must exist, be
+        active and share the new memory's scope; otherwise nothing changes.
+        If `new` normalises like an active memory of its scope, that memory
+        is the replacement (and if it is `old_id` itself, nothing changes).
+        Returns `(new, old)`.
+        """
+        writer, _reader = self._require()
+        content, tags = validate_memory(new)
+        olds = list(dict.fromkeys([old_id, *also]))
+        now = self._clock()
+        async with self._write_lock:
+            current = await self.get_many(olds, conn=writer)
+            missing = [item_id for item_id in olds if item_id not in current]
+            if missing:
+                raise UnknownMemoryError(
+                    f"no memory with id {', '.join(map(str, missing))}",
+                    ids=", ".join(map(str, missing)),
+                )
+            for item in current.values():
+                if item.status is not MemoryStatus.ACTIVE or item.scope != new.scope:
+                    raise InvalidInputError(
+                        f"memory {item.id} is not active in the new memory's scope",
+                        id=str(item.id),
+                    )
+            # A correction without a language of its own keeps the old one's.
+            language = new.language or current[old_id].language or self.language
+            new = replace(new, language=language)
+            async with immediate_transaction(writer):
+                new_id, _created = await insert_memory(writer, new, content, tags, now)
+                replaced = [item_id for item_id in olds if item_id != new_id]
+                if replaced:
+                    await writer.execute(
+                        "UPDATE memories SET status = 'superseded', "
+                        "superseded_by = ?, valid_to = ?, updated_at = ? "
+                        f"WHERE id IN ({placeholders(len(replaced))})",
+                        [new_id, now, now, *replaced],
+                    )
+            items = await self.get_many([new_id, old_id], conn=writer)
+        self._changed()
+        return items[new_id], items[old_id]
+
+    async def update_content(
+        self,
+        item_id: int,
+        *,
+        content: str,
+        confidence: float | None = None,
+        topic: str | None = None,
+    ) -> MemoryItem:
+        """Reword an active memory in place (digestion's near-duplicate merge).
+
+        The de-duplication key and the full-text index follow the new text.
+        Vectors of the old text are deleted (for every model) and the
+        memory's embedding jobs go back to pending with the new text, so no
+        vector ever describes words the memory no longer has. `confidence`
+        and `topic` are changed when given; `updated_at` is always refreshed.
+        Raises `InvalidInputError` if another active memory of the scope has
+        the same text.
+        """
+        writer, _reader = self._require()
+        now = self._clock()
+        async with self._write_lock:
+            item = (await self.get_many([item_id], conn=writer)).get(item_id)
+            if item is None:
+                raise UnknownMemoryError(
+                    f"no memory with id {item_id}", ids=str(item_id)
+                )
+            text, _tags = validate_memory(
+                NewMemory(content=content, source=item.source, scope=item.scope)
+            )
+            if item.status is not MemoryStatus.ACTIVE:
+                raise InvalidInputError(
+                    f"memory {item_id} is not active", id=str(item_id)
+                )
+            key = memory_key(text, item.type, item.source.conversation_id)
+            async with writer.execute(
+                "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
+                "AND status = 'active' AND id != ?",
+                (item.scope, key, item_id),
+            ) as cursor:
+                twin = await cursor.fetchone()
+            if twin is not None:
+                raise InvalidInputError(
+                    f"memory {twin[0]} already has this text", id=str(twin[0])
+                )
+            reworded = text != item.content
+            async with immediate_transaction(writer):
+                await writer.execute(
+                    "UPDATE memories SET content = ?, content_key = ?, "
+                    "confidence = coalesce(?, confidence), "
+                    "topic = coalesce(?, topic), updated_at = ?, terms = ?, "
+                    "analysed = ? WHERE id = ?",
+                    (
+                        text,
+                        key,
+                        confidence,
+                        topic,
+                        now,
+                        memory_terms(text, item.tags, item.language or self.language),
+                        ANALYSIS_VERSION,
+                        item_id,
+                    ),
+                )
+                if reworded:
+                    await writer.execute(
+                        "DELETE FROM embeddings WHERE memory_id = ?", (item_id,)
+                    )
+                    # The queue's text hash (embedding_queue.text_hash).
+                    digest = hashlib.sha256(text.encode("utf-8")).digest()
+                    await writer.execute(
+                        "UPDATE embedding_jobs SET text_hash = ?, state = 'pending', "
+                        "attempts = 0, next_attempt_at = 0, error = NULL, "
+                        "updated_at = ? WHERE memory_id = ?",
+                        (digest, now, item_id),
+                    )
+            if reworded and self._index is not None:
+                await self._index.remove([item_id])
+            updated = (await self.get_many([item_id], conn=writer))[item_id]
+        self._changed()
+        return updated
+
+    async def stats(self) -> StoreStats:
+        """Return counts and sizes for sensors and diagnostics (never content)."""
+        _writer, reader = self._require()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        by_scope: dict[str, int] = {}
+        vectors: dict[str, int] = {}
+        queries: tuple[tuple[str, dict[str, int]], ...] = (
+            ("SELECT status, count(*) FROM memories GROUP BY status", by_status),
+            # Counted from covering indexes: through the status index SQLite
+            # reads every row, content and all (0.4 s at 100k memories with
+            # a cold cache, at every start; bench/startup.py).
+            (
+                (
+                    "SELECT type, count(*) FROM memories "
+                    "INDEXED BY memories_type_recent "
+                    "WHERE status = 'active' GROUP BY type"
+                ),
+                by_type,
+            ),
+            (
+                (
+                    "SELECT scope, count(*) FROM memories INDEXED BY memories_scope "
+                    "WHERE status = 'active' GROUP BY scope"
+                ),
+                by_scope,
+            ),
+            ("SELECT model, count(*) FROM embeddings GROUP BY model", vectors),
+        )
+        for sql, target in queries:
+            async with reader.execute(sql) as cursor:
+                target.update({row[0]: int(row[1]) for row in await cursor.fetchall()})
+        return StoreStats(
+            schema_version=await self.schema_version(reader),
+            vector_backend=self.vector_backend,
+            active_model=self._model,
+            by_status=by_status,
+            active_by_type=by_type,
+            active_by_scope=by_scope,
+            vectors_by_model=vectors,
+            database_bytes=self.database_bytes(),
+        )
