@@ -31,8 +31,7 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
-from .engine.store.files import DATABASE_SUFFIXES
-from .engine.store.integrity import marker_path
+from .engine.store import DATABASE_SUFFIXES, marker_path
 from .export import async_remove_exports, async_rewrite_exports
 from .panel import async_register_panel, async_remove_panel
 from .profile import ProfileKeeper

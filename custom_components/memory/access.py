@@ -35,8 +35,8 @@ from .engine import (
     Source,
     StoredMessage,
 )
-from .engine.languages.tags import language_code
-from .engine.privacy.secrets import found_without_secrets, redacted
+from .engine.languages import language_code
+from .engine.privacy import found_without_secrets, redacted
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,23 +52,21 @@ from .embedding import (
     async_local_requirements,
     store_model,
 )
-from .engine.embedding.jobs import count_missing
-from .engine.embedding.model.pins import (
-    MODEL_SPECS,
-    ModelFilesError,
-    ModelSpec,
-    default_model_for,
-)
-from .engine.embedding.providers import (
+from .engine.embedding import (
     HTTP_PROVIDERS,
+    MODEL_SPECS,
     OPENAI_DEFAULT_URL,
     CannotConnectError,
     InvalidAuthError,
     InvalidSettingError,
+    ModelFilesError,
     ModelInfo,
+    ModelSpec,
     ProviderError,
     ProviderTimeoutError,
     ServerError,
+    count_missing,
+    default_model_for,
     looks_like_embedding_model,
     probe_dimension,
 )

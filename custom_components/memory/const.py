@@ -6,7 +6,7 @@ from datetime import timedelta
 import logging
 from typing import Final
 
-from .engine.recall.turn import RecallSettings
+from .engine.recall import RecallSettings
 
 # Recall's defaults are the engine's (`RecallSettings`), named here for the
 # options flow and the options' reading.

@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 
 from .ai_task import WINDOW_SECONDS
-from .engine.store.integrity import IntegrityCheck
+from .engine.store import IntegrityCheck
 from .runtime import MemoryConfigEntry
 
 # Provider credentials never leave the house; a URL may name a private host.

@@ -52,34 +52,35 @@ from .const import (
 )
 from .embedding import EmbeddingRuntime, async_query_vector
 from .engine import DATABASE_ERRORS, HOUSEHOLD, ConversationLog, MemoryStore, StoreError
-from .engine.digestion.answers import extraction_answer
-from .engine.digestion.consolidation import Action, Candidate, Consolidator, Plan
-from .engine.digestion.extraction import (
+from .engine.digestion import (
     MEMORY_TYPES,
     RESOLUTION_ACTIONS,
+    Action,
+    Candidate,
+    Consolidator,
+    DigestQueue,
     DigestResult,
+    DigestState,
     Extracted,
+    PendingConversation,
+    Plan,
+    SkipReason,
     SpeakerPart,
     consolidate,
+    extraction_answer,
     extraction_prompt,
     known_memories,
     known_query,
     names_for,
     part_source,
+    question,
     read_extraction,
     read_resolutions,
     speaker_names,
     speaker_parts,
     summary_memory,
 )
-from .engine.digestion.question import question
-from .engine.digestion.queue import (
-    DigestQueue,
-    DigestState,
-    PendingConversation,
-    SkipReason,
-)
-from .engine.languages.tags import language_name
+from .engine.languages import language_name
 from .engine.models import Vector
 from .usage import UsageTracker
 from .worker import BackgroundWorker

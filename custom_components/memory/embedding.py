@@ -42,24 +42,23 @@ from .const import (
     PROVIDER_LOCAL,
 )
 from .engine import DATABASE_ERRORS, MemoryStore
-from .engine.embedding.breaker import CircuitBreaker
-from .engine.embedding.jobs import QueueStatus
-from .engine.embedding.model.download import ProgressCallback, download_model
-from .engine.embedding.model.pins import (
+from .engine.embedding import (
     HF_BASE_URL,
-    MODEL_SPECS,
-    ModelSpec,
-    install_from_folder,
-)
-from .engine.embedding.providers import (
     HTTP_PROVIDERS,
+    MODEL_SPECS,
+    CircuitBreaker,
     DimensionChangedError,
     EmbeddingProvider,
+    EmbeddingQueue,
     InvalidAuthError,
     LocalProvider,
+    ModelSpec,
+    ProgressCallback,
+    QueueStatus,
+    download_model,
+    install_from_folder,
     model_key,
 )
-from .engine.embedding.queue import EmbeddingQueue
 from .engine.models import Vector
 from .worker import BackgroundWorker
 
@@ -128,7 +127,7 @@ async def async_local_provider(hass: HomeAssistant, model: str) -> LocalProvider
     await async_local_requirements(hass)
 
     def _load() -> tuple[type[Any], type[Exception]]:
-        from .engine.embedding.model.encoder import BertEncoder, EncoderError  # noqa: PLC0415
+        from .engine.embedding import BertEncoder, EncoderError  # noqa: PLC0415
 
         return BertEncoder, EncoderError
 

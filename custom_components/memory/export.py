@@ -51,19 +51,18 @@ from .engine import (
     StoredMessage,
     StoreError,
 )
-from .engine.exchange.export_files import (
-    folder_name,
-    remove_export,
-    write_export,
-    written_exports,
-)
-from .engine.exchange.export_json import every_memory, render_json
-from .engine.exchange.markdown import (
+from .engine.exchange import (
     active_memories,
     conversations_with_messages,
+    every_memory,
+    folder_name,
     group_by_day,
+    remove_export,
     render_day,
+    render_json,
     render_memories,
+    write_export,
+    written_exports,
 )
 from .errors import store_error
 from .runtime import MemoryConfigEntry

@@ -26,9 +26,14 @@ import probatio
 from .access import Caller, async_caller
 from .const import ATTR_DRY_RUN, ATTR_PERSON, DOMAIN, LOGGER
 from .engine import HOUSEHOLD, StoreError
-from .engine.exchange.import_entries import MAX_IMPORT_BYTES, ImportFile, ImportFormat
-from .engine.exchange.import_formats import read_import
-from .engine.exchange.importing import preview_import, run_import
+from .engine.exchange import (
+    MAX_IMPORT_BYTES,
+    ImportFile,
+    ImportFormat,
+    preview_import,
+    read_import,
+    run_import,
+)
 from .errors import store_error
 from .runtime import MemoryConfigEntry, loaded_entry
 from .validation import PERSON, ActionSchema

@@ -47,9 +47,9 @@ from .engine import (
     Origin,
     Source,
 )
-from .engine.exchange.markdown import active_memories, changed_since, memory_scopes
-from .engine.languages.tags import language_name
-from .engine.privacy.secrets import redact_secrets
+from .engine.exchange import active_memories, changed_since, memory_scopes
+from .engine.languages import language_name
+from .engine.privacy import redact_secrets
 from .engine.text import cut_to_tokens, estimate_tokens, fence_safe
 from .worker import BackgroundWorker
 

@@ -25,8 +25,13 @@ from homeassistant.helpers.selector import (
 import probatio
 
 from .const import CONF_MODEL, CONF_MODEL_FOLDER, CONF_PROVIDER, LOGGER, PROVIDER_OLLAMA
-from .engine.embedding.model.pins import MODEL_SPECS, ModelSpec
-from .engine.embedding.providers import HTTP_PROVIDERS, HttpProvider, ProviderError
+from .engine.embedding import (
+    HTTP_PROVIDERS,
+    MODEL_SPECS,
+    HttpProvider,
+    ModelSpec,
+    ProviderError,
+)
 
 # Errors a form shows, each with a translated message; others read as these.
 FLOW_ERRORS = {

@@ -15,7 +15,7 @@ import asyncio
 import logging
 
 from .engine import MemoryStore, StoreError
-from .engine.embedding.secret_recheck import recheck
+from .engine.embedding import recheck
 
 _LOGGER = logging.getLogger(__name__)
 

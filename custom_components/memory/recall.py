@@ -45,7 +45,7 @@ from .const import (
     LOGGER,
 )
 from .embedding import async_query_vector
-from .engine.recall.turn import (
+from .engine.recall import (
     FENCE_CLOSE,
     FENCE_OPEN,
     NOTHING,

@@ -20,7 +20,7 @@ from homeassistant.util import dt as dt_util
 import probatio
 
 from .const import DOMAIN, LOGGER
-from .engine.store.files import move_aside
+from .engine.store import move_aside
 
 ISSUE_DATABASE_CORRUPT: Final = "database_corrupt"
 

@@ -20,7 +20,7 @@ from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import EmbeddingRuntime
 from .engine import ConversationLog, MemoryStore
-from .engine.recall.turn import ConversationStates
+from .engine.recall import ConversationStates
 from .profile import ProfileKeeper
 from .usage import UsageTracker
 from .worker import BackgroundWorker

@@ -69,8 +69,8 @@ from .engine import (
     Source,
     StoreError,
 )
-from .engine.digestion.queue import DigestState
-from .engine.exchange.markdown import memory_scopes
+from .engine.digestion import DigestState
+from .engine.exchange import memory_scopes
 from .errors import store_error, translated_errors
 from .export import async_export, audience
 from .import_action import IMPORT_SERVICE

@@ -59,8 +59,8 @@ from .engine import (
     SearchQuery,
     Source,
 )
-from .engine.conversations.browse import ConversationQuery
-from .engine.store.browse import BrowseQuery
+from .engine.conversations import ConversationQuery
+from .engine.store import BrowseQuery
 from .errors import translated_store_errors
 from .runtime import MemoryConfigEntry, loaded_entry
 from .services import (

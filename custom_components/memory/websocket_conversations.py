@@ -37,7 +37,7 @@ from .access import (
 )
 from .const import ATTR_CONVERSATION, DOMAIN
 from .engine import StoredMessage
-from .engine.conversations.browse import STATUSES, ConversationEntry, ConversationQuery
+from .engine.conversations import STATUSES, ConversationEntry, ConversationQuery
 from .errors import translated_store_errors
 from .runtime import loaded_entry
 from .services import async_digest_now, reachable_items

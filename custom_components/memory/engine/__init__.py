@@ -4,9 +4,9 @@ A library with no Home Assistant imports: the integration drives it, plain
 pytest tests it, and `bench/` measures it.
 """
 
-from .conversations.log import ConversationLog
-from .conversations.records import (
+from .conversations import (
     ConversationInfo,
+    ConversationLog,
     MessageHit,
     MessageQuery,
     MessageRole,
@@ -48,7 +48,7 @@ from .models import (
     Source,
     StoreStats,
 )
-from .store.schema import SCHEMA_VERSION
+from .store import SCHEMA_VERSION
 
 __all__ = [
     "DATABASE_ERRORS",

@@ -13,10 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .models import MemoryItem, Vector
-from .search.memories import MemorySearch
-from .store.browse import BrowsePage, BrowseQuery, browse, history
-from .store.lookups import active_by_topic, find_active, stored_vectors
-from .store.reanalysis import BATCH, pending, prepare, write
+from .search import MemorySearch
+from .store import (
+    BATCH,
+    BrowsePage,
+    BrowseQuery,
+    active_by_topic,
+    browse,
+    find_active,
+    history,
+    pending,
+    prepare,
+    stored_vectors,
+    write,
+)
 
 
 class MemoryStore(MemorySearch):

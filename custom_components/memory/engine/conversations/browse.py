@@ -32,8 +32,7 @@ import aiosqlite
 
 from ..models import MemoryItem, from_timestamp, to_timestamp
 from ..sql import IDS, placeholders, rows_in
-from ..store.browse import Keyset, count_rows, keyset_page
-from ..store.rows import validate_limit
+from ..store import Keyset, count_rows, keyset_page, validate_limit
 from .records import ConversationRecord, conversation_fields
 
 type ConversationStatus = Literal["waiting", "done", "skipped", "failed"]

@@ -27,12 +27,11 @@ from typing import Any
 import aiosqlite
 
 from ..errors import InvalidInputError
-from ..languages.analysis import ANALYSIS_VERSION, index_terms
-from ..languages.tags import language_code
+from ..languages import ANALYSIS_VERSION, index_terms, language_code
 from ..memory_store import MemoryStore
 from ..models import MemoryItem, to_timestamp
 from ..sql import IDS, chunks, placeholders, rows_in
-from ..store.rows import validate_scope
+from ..store import validate_scope
 from .browse import (
     ConversationEntry,
     ConversationPage,

@@ -20,16 +20,22 @@ from typing import Any, Final
 import numpy as np
 
 from ..errors import StoreError
-from ..languages.tags import language_code
+from ..languages import language_code
 from ..memory_store import MemoryStore
 from ..models import to_timestamp
-from ..search.fusion import fuse
-from ..search.keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
-from ..search.semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+from ..search import (
+    SEMANTIC_POOL,
+    KeywordQuery,
+    RowCounter,
+    TermCounts,
+    cosines_outside_pool,
+    fuse,
+    keyword_query,
+    semantic_pool,
+)
 from ..sql import placeholders
-from ..store.rows import validate_limit
-from ..vectors.index import NumpyIndex, as_unit_vector
-from ..vectors.scale import CosineScale
+from ..store import validate_limit
+from ..vectors import CosineScale, NumpyIndex, as_unit_vector
 from .records import (
     MESSAGE_COLUMNS,
     MessageHit,

@@ -6,3 +6,59 @@
 model's text), `consolidation` with `near_duplicates` and `question`
 (add, supersede or reword against what is stored).
 """
+
+from .answers import extraction_answer
+from .consolidation import Action, Candidate, Consolidator, Plan
+from .extraction import (
+    MEMORY_TYPES,
+    RESOLUTION_ACTIONS,
+    DigestResult,
+    Extracted,
+    SpeakerPart,
+    consolidate,
+    extraction_prompt,
+    known_memories,
+    known_query,
+    names_for,
+    part_source,
+    read_extraction,
+    read_resolutions,
+    speaker_names,
+    speaker_parts,
+    summary_memory,
+)
+from .near_duplicates import DEFAULT_THRESHOLDS, conflicting, content_terms
+from .question import question
+from .queue import DigestQueue, DigestState, PendingConversation, SkipReason
+
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "MEMORY_TYPES",
+    "RESOLUTION_ACTIONS",
+    "Action",
+    "Candidate",
+    "Consolidator",
+    "DigestQueue",
+    "DigestResult",
+    "DigestState",
+    "Extracted",
+    "PendingConversation",
+    "Plan",
+    "SkipReason",
+    "SpeakerPart",
+    "conflicting",
+    "consolidate",
+    "content_terms",
+    "extraction_answer",
+    "extraction_prompt",
+    "known_memories",
+    "known_query",
+    "names_for",
+    "part_source",
+    "question",
+    "read_extraction",
+    "read_resolutions",
+    "speaker_names",
+    "speaker_parts",
+    "summary_memory",
+]

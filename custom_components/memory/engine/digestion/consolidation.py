@@ -47,7 +47,7 @@ from typing import Final
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..languages.tags import language_code
+from ..languages import language_code
 from ..memory_store import MemoryStore
 from ..models import (
     MAX_TAG_CHARS,
@@ -62,7 +62,7 @@ from ..models import (
     Vector,
 )
 from ..text import fold, normalize_tag
-from ..vectors.index import as_unit_vector
+from ..vectors import as_unit_vector
 from .near_duplicates import (
     DEFAULT_THRESHOLDS,
     Thresholds,

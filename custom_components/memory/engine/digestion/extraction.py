@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from ..conversations.records import MessageRole, StoredMessage
+from ..conversations import MessageRole, StoredMessage
 from ..memory_store import MemoryStore
 from ..models import (
     HOUSEHOLD,
@@ -43,7 +43,7 @@ from ..models import (
     Source,
     Vector,
 )
-from ..privacy.secrets import has_secret, redact_secrets
+from ..privacy import has_secret, redact_secrets
 from ..text import fence_safe
 from .consolidation import Action, Candidate, Consolidator, Outcome, Plan
 from .queue import (

@@ -16,9 +16,7 @@ import re
 from typing import Final
 import unicodedata
 
-from ..languages.analysis import query_terms
-from ..languages.tags import language_code
-from ..languages.words import fold_term, stem
+from ..languages import fold_term, language_code, query_terms, stem
 from ..text import fold
 
 _NUMBER: Final = re.compile(r"\d+(?:[.,:]\d+)?")

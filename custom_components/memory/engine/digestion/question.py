@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from ..privacy.secrets import redact_secrets
+from ..privacy import redact_secrets
 from ..text import fence_safe
 from .consolidation import Plan
 

@@ -35,13 +35,13 @@ import re
 import sqlite3
 from typing import Final
 
-from ..conversations.records import (
+from ..conversations import (
     ConversationRecord,
     MessageRole,
     StoredMessage,
     conversation_fields,
 )
-from ..languages.tags import language_code
+from ..languages import language_code
 from ..memory_store import MemoryStore
 from ..models import HOUSEHOLD, from_timestamp, to_timestamp
 from ..sql import IDS, placeholders, rows_in

@@ -5,3 +5,70 @@
 the secret detector learns more), `providers` (one module per provider
 family), `model` (the built-in numpy encoder and its pinned files).
 """
+
+from .breaker import CircuitBreaker
+from .jobs import QueueStatus, count_missing
+from .model.download import ProgressCallback, download_model
+from .model.encoder import BertEncoder, EncoderError
+from .model.pins import (
+    HF_BASE_URL,
+    MODEL_SPECS,
+    ModelFilesError,
+    ModelSpec,
+    default_model_for,
+    install_from_folder,
+)
+from .providers import (
+    HTTP_PROVIDERS,
+    OPENAI_DEFAULT_URL,
+    CannotConnectError,
+    DimensionChangedError,
+    EmbeddingProvider,
+    HttpProvider,
+    InvalidAuthError,
+    InvalidSettingError,
+    LocalProvider,
+    ModelInfo,
+    ProviderError,
+    ProviderTimeoutError,
+    ServerError,
+    looks_like_embedding_model,
+    model_key,
+    probe_dimension,
+)
+from .queue import EmbeddingQueue
+from .secret_recheck import recheck
+
+__all__ = [
+    "HF_BASE_URL",
+    "HTTP_PROVIDERS",
+    "MODEL_SPECS",
+    "OPENAI_DEFAULT_URL",
+    "BertEncoder",
+    "CannotConnectError",
+    "CircuitBreaker",
+    "DimensionChangedError",
+    "EmbeddingProvider",
+    "EmbeddingQueue",
+    "EncoderError",
+    "HttpProvider",
+    "InvalidAuthError",
+    "InvalidSettingError",
+    "LocalProvider",
+    "ModelFilesError",
+    "ModelInfo",
+    "ModelSpec",
+    "ProgressCallback",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "QueueStatus",
+    "ServerError",
+    "count_missing",
+    "default_model_for",
+    "download_model",
+    "install_from_folder",
+    "looks_like_embedding_model",
+    "model_key",
+    "probe_dimension",
+    "recheck",
+]

@@ -22,14 +22,10 @@ from typing import Final
 import aiosqlite
 import numpy as np
 
-from ..conversations.records import (
-    EMBEDDED_MAX_CHARS,
-    EMBEDDED_MESSAGES_SQL,
-    embedding_text,
-)
+from ..conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
 from ..memory_store import MemoryStore
 from ..models import Vector
-from ..privacy.secrets import redacted
+from ..privacy import redacted
 from ..sql import placeholders
 from .providers import DimensionChangedError, ProviderError
 

@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import UnknownMemoryError, VectorDimensionError
 from ..memory_store import MemoryStore
 from ..models import Vector
-from ..privacy.secrets import redacted
+from ..privacy import redacted
 from .breaker import CircuitBreaker
 from .jobs import (
     KINDS,

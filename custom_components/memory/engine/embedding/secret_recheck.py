@@ -30,7 +30,7 @@ from typing import Final
 import aiosqlite
 
 from ..memory_store import MemoryStore
-from ..privacy.secrets import DETECTOR_VERSION, has_secret
+from ..privacy import DETECTOR_VERSION, has_secret
 from ..sql import placeholders
 from .jobs import KINDS, JobTables, sent_text, text_hash
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import math
 from typing import Final
 
-from ..digestion.near_duplicates import DEFAULT_THRESHOLDS, conflicting, content_terms
+from ..digestion import DEFAULT_THRESHOLDS, conflicting, content_terms
 
 # Stored memories one imported entry is compared with at most.
 MAX_COMPARED: Final = 50

@@ -27,13 +27,12 @@ from typing import Any, Final
 import aiosqlite
 
 from ..errors import InvalidInputError
-from ..languages.analysis import ANALYSIS_VERSION
-from ..languages.tags import language_code
+from ..languages import ANALYSIS_VERSION, language_code
 from ..memory_store import MemoryStore
 from ..models import MemoryStatus, MemoryType, NewMemory, Origin, Source, to_timestamp
-from ..privacy.secrets import has_secret
+from ..privacy import has_secret
 from ..sql import IDS, rows_in
-from ..store.rows import memory_key, memory_terms, validate_memory
+from ..store import memory_key, memory_terms, validate_memory
 from .import_entries import ImportEntry, ImportEntryError, ImportFile
 from .import_similar import near_duplicate_pairs
 

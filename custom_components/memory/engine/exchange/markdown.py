@@ -18,8 +18,12 @@ from datetime import date, datetime, tzinfo
 import re
 from typing import Final
 
-from ..conversations.log import ConversationLog
-from ..conversations.records import MessageRole, StoredConversation, StoredMessage
+from ..conversations import (
+    ConversationLog,
+    MessageRole,
+    StoredConversation,
+    StoredMessage,
+)
 from ..memory_store import MemoryStore
 from ..models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
 from ..sql import placeholders

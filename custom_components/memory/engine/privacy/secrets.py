@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import re
 from typing import Final
 
-from ..languages.analysis import query_finds
+from ..languages import query_finds
 from ..text import visible
 from .secret_words import (
     CJK,

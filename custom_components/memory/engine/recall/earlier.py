@@ -26,10 +26,10 @@ from typing import Final, Literal
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
 
-from ..languages.tags import DEFAULT_LANGUAGE
+from ..languages import DEFAULT_LANGUAGE
 from ..memory_store import MemoryStore
 from ..models import HOUSEHOLD, MemoryType, to_timestamp
-from ..privacy.secrets import redacted
+from ..privacy import redacted
 from ..sql import IDS, rows_in
 from ..text import cut_to_tokens, estimate_tokens, fence_safe
 

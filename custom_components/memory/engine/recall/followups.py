@@ -24,9 +24,7 @@ import unicodedata
 
 import numpy as np
 
-from ..languages.analysis import query_terms_in
-from ..languages.tags import language_code
-from ..languages.words import APOSTROPHES
+from ..languages import APOSTROPHES, language_code, query_terms_in
 from ..models import Vector
 from .followup_words import OPENERS, REFERS
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..models import Signal
-from ..vectors.scale import Scale
+from ..vectors import Scale
 
 # Share of the keyword signal in a hybrid score; the semantic signal has the
 # rest, times its confidence (below). Measured on the household set and

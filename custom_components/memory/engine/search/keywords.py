@@ -41,8 +41,13 @@ from typing import Final
 
 import aiosqlite
 
-from ..languages.analysis import MIN_PREFIX_TERM, compound_words, query_terms_in
-from ..languages.tags import COMPOUNDING, language_code
+from ..languages import (
+    COMPOUNDING,
+    MIN_PREFIX_TERM,
+    compound_words,
+    language_code,
+    query_terms_in,
+)
 
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5's
 # bm25 costs about 1 us a row here. Measured at 100k synthetic memories on

@@ -18,13 +18,17 @@ import aiosqlite
 import numpy as np
 
 from ..errors import InvalidInputError, StoreError, VectorDimensionError
-from ..languages.tags import language_code
+from ..languages import language_code
 from ..models import SearchHit, SearchQuery, Vector, to_timestamp
 from ..sql import IDS, placeholders, rows_in
-from ..store.curation import MemoryCuration
-from ..store.rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
-from ..vectors.index import as_unit_vector
-from ..vectors.scale import Scale
+from ..store import (
+    ITEM_COLUMNS,
+    MemoryCuration,
+    normalize_tags,
+    row_to_item,
+    validate_limit,
+)
+from ..vectors import Scale, as_unit_vector
 from .fusion import Ranked, add_context, fuse
 from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..models import Vector
 from ..sql import chunks, placeholders
-from ..vectors.index import VectorIndex, as_unit_vector
+from ..vectors import VectorIndex, as_unit_vector
 
 # Candidates the semantic signal contributes before fusion (tuned by
 # bench/locomo.py, with `search.KEYWORD_POOL`).

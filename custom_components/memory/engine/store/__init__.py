@@ -5,3 +5,60 @@ lock, listeners), `integrity`, `files`, `vec0_leftovers`; the memories
 table: `rows` (validation, mapping, inserts), `memories`, `memory_vectors`,
 `curation`, `browse` (pages and history), `lookups`, `reanalysis`.
 """
+
+from .browse import (
+    BrowsePage,
+    BrowseQuery,
+    Keyset,
+    browse,
+    count_rows,
+    history,
+    keyset_page,
+)
+from .curation import MemoryCuration
+from .files import DATABASE_SUFFIXES, move_aside
+from .integrity import IntegrityCheck, marker_path
+from .lookups import active_by_topic, find_active, stored_vectors
+from .reanalysis import BATCH, pending, prepare, write
+from .rows import (
+    ITEM_COLUMNS,
+    memory_key,
+    memory_terms,
+    normalize_tags,
+    row_to_item,
+    validate_limit,
+    validate_memory,
+    validate_scope,
+)
+from .schema import SCHEMA_VERSION
+
+__all__ = [
+    "BATCH",
+    "DATABASE_SUFFIXES",
+    "ITEM_COLUMNS",
+    "SCHEMA_VERSION",
+    "BrowsePage",
+    "BrowseQuery",
+    "IntegrityCheck",
+    "Keyset",
+    "MemoryCuration",
+    "active_by_topic",
+    "browse",
+    "count_rows",
+    "find_active",
+    "history",
+    "keyset_page",
+    "marker_path",
+    "memory_key",
+    "memory_terms",
+    "move_aside",
+    "normalize_tags",
+    "pending",
+    "prepare",
+    "row_to_item",
+    "stored_vectors",
+    "validate_limit",
+    "validate_memory",
+    "validate_scope",
+    "write",
+]

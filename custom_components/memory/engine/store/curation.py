@@ -18,7 +18,7 @@ from ..errors import (
     MemoryTwinError,
     UnknownMemoryError,
 )
-from ..languages.analysis import ANALYSIS_VERSION
+from ..languages import ANALYSIS_VERSION
 from ..models import MemoryItem, MemoryStatus, MemoryType, NewMemory, to_timestamp
 from ..sql import placeholders
 from ..transactions import immediate_transaction

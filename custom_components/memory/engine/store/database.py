@@ -30,9 +30,9 @@ from ..errors import (
     DatabaseTooNewError,
     DatabaseUnavailableError,
 )
-from ..languages.tags import DEFAULT_LANGUAGE, language_code
+from ..languages import DEFAULT_LANGUAGE, language_code
 from ..transactions import immediate_transaction
-from ..vectors.index import BACKEND_NUMPY, BACKEND_SQLITE_VEC, VectorIndex
+from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC, VectorIndex
 from .files import make_private
 from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
 from .schema import MIGRATIONS, SCHEMA_VERSION

@@ -15,11 +15,11 @@ import aiosqlite
 import numpy.typing as npt
 
 from ..errors import InvalidInputError, UnknownMemoryError
-from ..languages.analysis import ANALYSIS_VERSION
+from ..languages import ANALYSIS_VERSION
 from ..models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats, Vector
 from ..sql import IDS, placeholders, rows_in, storable_ids
 from ..transactions import immediate_transaction
-from ..vectors.index import as_unit_vector
+from ..vectors import as_unit_vector
 from .memory_vectors import MemoryVectors
 from .rows import (
     ITEM_COLUMNS,

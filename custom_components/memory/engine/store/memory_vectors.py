@@ -19,8 +19,15 @@ import numpy.typing as npt
 from ..errors import InvalidInputError, VectorDimensionError
 from ..models import Vector
 from ..transactions import immediate_transaction
-from ..vectors.index import NumpyIndex, SqliteVecIndex, VectorIndex, as_unit_vector
-from ..vectors.scale import SAMPLE_SIZE, CosineScale, Scale
+from ..vectors import (
+    SAMPLE_SIZE,
+    CosineScale,
+    NumpyIndex,
+    Scale,
+    SqliteVecIndex,
+    VectorIndex,
+    as_unit_vector,
+)
 from .database import Database
 from .rows import check_ids
 

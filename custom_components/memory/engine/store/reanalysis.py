@@ -19,8 +19,7 @@ from typing import Final
 
 import aiosqlite
 
-from ..languages.analysis import ANALYSIS_VERSION, index_terms
-from ..languages.tags import language_code
+from ..languages import ANALYSIS_VERSION, index_terms, language_code
 from .rows import memory_terms
 
 # Rows per batch: a few tens of milliseconds of analysis, a short write.

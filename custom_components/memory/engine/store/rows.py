@@ -22,8 +22,7 @@ from ..errors import (
     TooManyTagsError,
     UnknownMemoryError,
 )
-from ..languages.analysis import ANALYSIS_VERSION, index_terms
-from ..languages.tags import language_code
+from ..languages import ANALYSIS_VERSION, index_terms, language_code
 from ..models import (
     MAX_CONTENT_CHARS,
     MAX_SCOPE_CHARS,

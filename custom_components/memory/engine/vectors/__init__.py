@@ -4,3 +4,25 @@
 codes after a fixed rotation), `scale` (how unrelated texts score with the
 model in use).
 """
+
+from .index import (
+    BACKEND_NUMPY,
+    BACKEND_SQLITE_VEC,
+    NumpyIndex,
+    SqliteVecIndex,
+    VectorIndex,
+    as_unit_vector,
+)
+from .scale import SAMPLE_SIZE, CosineScale, Scale
+
+__all__ = [
+    "BACKEND_NUMPY",
+    "BACKEND_SQLITE_VEC",
+    "SAMPLE_SIZE",
+    "CosineScale",
+    "NumpyIndex",
+    "Scale",
+    "SqliteVecIndex",
+    "VectorIndex",
+    "as_unit_vector",
+]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Final
 import numpy as np
 import numpy.typing as npt
 
-from ...privacy.secrets import redacted
+from ...privacy import redacted
 from .errors import (
     DimensionsOutOfRangeError,
     InvalidResponseError,
