@@ -153,3 +153,130 @@ def test_the_engine_imports_nothing_from_home_assistant() -> None:
             if bad:
                 offenders.setdefault(name, []).extend(bad)
     assert offenders == {}
+
+
+# -- the engine's rooms ------------------------------------------------------
+
+ENGINE = f"{ROOT}.engine"
+TESTS = Path(__file__).parent / "engine"
+
+
+def _rooms() -> set[str]:
+    """Name the engine's rooms: its packages, each with a public face."""
+    return {path.parent.name for path in (PACKAGE / "engine").glob("*/__init__.py")}
+
+
+def _from_modules(name: str, tree: ast.Module, *, is_package: bool) -> list[str]:
+    """List the absolute modules a module's import statements name (not their names)."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append(base)
+    return found
+
+
+def _room_of(module: str, rooms: set[str]) -> str | None:
+    parts = module.removeprefix(f"{ENGINE}.").split(".")
+    if not module.startswith(f"{ENGINE}.") or parts[0] not in rooms:
+        return None
+    return parts[0]
+
+
+def _reach_ins(
+    name: str, tree: ast.Module, *, is_package: bool, rooms: set[str]
+) -> list[str]:
+    """Modules of another room that `name` imports past that room's face."""
+    own = _room_of(name, rooms)
+    return [
+        target
+        for target in _from_modules(name, tree, is_package=is_package)
+        if (room := _room_of(target, rooms)) is not None
+        and room != own
+        and target != f"{ENGINE}.{room}"
+    ]
+
+
+def test_the_reach_in_finder_finds_a_reach_in() -> None:
+    """Guard the guard: a room's module named past its face is found; the face is not."""
+    rooms = {"store", "search"}
+    source = ast.parse(
+        "from ..store.database import Database\n"
+        "from ..store import MemoryTable\n"
+        "from .fusion import fuse\n"
+        "import custom_components.memory.engine.store.rows\n"
+    )
+    name = f"{ENGINE}.search.memories"
+    assert _reach_ins(name, source, is_package=False, rooms=rooms) == [
+        f"{ENGINE}.store.database",
+        f"{ENGINE}.store.rows",
+    ]
+    home_assistant_side = ast.parse(
+        "from .engine.search.fusion import fuse\nfrom .engine.search import fuse\n"
+    )
+    assert _reach_ins(
+        f"{ROOT}.recall", home_assistant_side, is_package=False, rooms=rooms
+    ) == [f"{ENGINE}.search.fusion"]
+
+
+def test_rooms_meet_through_their_faces() -> None:
+    """No room, and nothing of the Home Assistant side, imports another room's modules.
+
+    What a room offers the others is what its `__init__` gathers; the rest is
+    its own to change.
+    """
+    rooms = _rooms()
+    assert {
+        "store",
+        "search",
+        "languages",
+        "embedding",
+        "conversations",
+        "digestion",
+    } <= rooms
+    offenders = {
+        name: found
+        for name, path in _modules().items()
+        if (
+            found := _reach_ins(
+                name, _tree(path), is_package=path.name == "__init__.py", rooms=rooms
+            )
+        )
+    }
+    assert offenders == {}
+
+
+def test_each_face_only_gathers() -> None:
+    """A room's `__init__` is its docstring, imports of its own modules, and `__all__`."""
+    for room in _rooms():
+        path = PACKAGE / "engine" / room / "__init__.py"
+        tree = _tree(path)
+        body = tree.body[1:] if ast.get_docstring(tree) else tree.body
+        names: set[str] = set()
+        exported: set[str] = set()
+        for node in body:
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 1, (room, ast.unparse(node))
+                names.update(alias.asname or alias.name for alias in node.names)
+            else:
+                assert isinstance(node, ast.Assign), (room, ast.unparse(node))
+                assert [ast.unparse(t) for t in node.targets] == ["__all__"], room
+                exported = set(ast.literal_eval(node.value))
+        assert exported == names, room
+
+
+def test_the_tests_mirror_the_rooms() -> None:
+    """`tests/engine/<room>/` for every room, and no folder for a room that is gone."""
+    folders = {
+        path.name
+        for path in TESTS.iterdir()
+        if path.is_dir() and (path / "__init__.py").exists()
+    }
+    assert folders == _rooms()
