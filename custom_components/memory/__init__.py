@@ -31,7 +31,7 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
-from .engine.store import DATABASE_SUFFIXES, marker_path
+from .engine.store import remove_database
 from .export import async_remove_exports, async_rewrite_exports
 from .panel import async_register_panel, async_remove_panel
 from .profile import ProfileKeeper
@@ -234,14 +234,7 @@ async def async_unload_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> b
 
 async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> None:
     """Delete the database and its exports with the integration, as the README warns."""
-    path = database_path(hass)
-
-    def _remove() -> None:
-        for suffix in DATABASE_SUFFIXES:
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        marker_path(path).unlink(missing_ok=True)
-
-    await hass.async_add_executor_job(_remove)
+    await hass.async_add_executor_job(remove_database, database_path(hass))
     await async_remove_exports(hass)
     await async_remove_usage(hass)
     await async_remove_vector_backend(hass)

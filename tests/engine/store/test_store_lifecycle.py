@@ -20,8 +20,7 @@ from custom_components.memory.engine import (
     SearchQuery,
     Signal,
 )
-from custom_components.memory.engine.store.files import move_aside
-from custom_components.memory.engine.store.integrity import marker_path
+from custom_components.memory.engine.store.files import marker_path, move_aside
 from tests.engine.conftest import MODEL, StoreFactory, memory, vector
 
 

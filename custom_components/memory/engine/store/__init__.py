@@ -16,8 +16,8 @@ from .browse import (
     keyset_page,
 )
 from .curation import MemoryCuration
-from .files import DATABASE_SUFFIXES, move_aside
-from .integrity import IntegrityCheck, marker_path
+from .files import DATABASE_SUFFIXES, marker_path, move_aside, remove_database
+from .integrity import IntegrityCheck
 from .lookups import active_by_topic, find_active, stored_vectors
 from .reanalysis import BATCH, pending, prepare, write
 from .rows import (
@@ -55,6 +55,7 @@ __all__ = [
     "normalize_tags",
     "pending",
     "prepare",
+    "remove_database",
     "row_to_item",
     "stored_vectors",
     "validate_limit",

@@ -1,4 +1,4 @@
-"""The database's files: private modes, and moving a damaged database aside.
+"""The database's files: their names, private modes, moving aside, removal.
 
 Memories are private to the household: only Home Assistant's user may read
 the folder and the files (SQLite gives the WAL and SHM the database's mode).
@@ -19,6 +19,12 @@ _LOGGER = logging.getLogger(__name__)
 FOLDER_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
 DATABASE_SUFFIXES: Final = ("", "-wal", "-shm")
+MARKER_SUFFIX: Final = ".clean"
+
+
+def marker_path(path: Path) -> Path:
+    """Where the clean-close marker of the database at `path` lives."""
+    return Path(f"{path}{MARKER_SUFFIX}")
 
 
 def _tighten(path: Path, mode: int) -> None:
@@ -67,3 +73,15 @@ def move_aside(path: Path, now: datetime) -> Path:
         if source.exists():
             source.rename(f"{target}{suffix}")
     return target
+
+
+def remove_database(path: Path) -> None:
+    """Delete the database at `path` for good: with its WAL, SHM and marker.
+
+    What the integration's removal asks for. Databases moved aside
+    (`memory.db.corrupt-...`) are kept: they are evidence the user may
+    still want. Missing files are fine; blocking, so run it in an executor.
+    """
+    for suffix in DATABASE_SUFFIXES:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    marker_path(path).unlink(missing_ok=True)

@@ -17,13 +17,11 @@ import json
 from pathlib import Path
 import sqlite3
 import time
-from typing import Final, Literal
+from typing import Literal
 
 import aiosqlite
 
-from .files import FILE_MODE
-
-MARKER_SUFFIX: Final = ".clean"
+from .files import FILE_MODE, marker_path
 
 type CheckKind = Literal["full", "quick"]
 
@@ -37,11 +35,6 @@ class IntegrityCheck:
     at: float
     seconds: float
     problems: int
-
-
-def marker_path(path: Path) -> Path:
-    """Where the clean-close marker of the database at `path` lives."""
-    return Path(f"{path}{MARKER_SUFFIX}")
 
 
 def _fingerprint(path: Path) -> dict[str, int]:
