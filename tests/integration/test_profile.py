@@ -20,18 +20,15 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.memory.const import CONF_AI_TASK_MAX_CALLS_PER_HOUR
+from custom_components.memory.engine.digestion import PROFILE_MAX_TOKENS
 from custom_components.memory.engine.text import estimate_tokens
 from custom_components.memory.profile import (
     CHECK_DELAY,
     DAILY_AT,
     PROFILE_CHANGES,
-    PROFILE_MAX_TOKENS,
     RETRY_DELAY,
     TASK_NAME,
     ProfileKeeper,
-    clean_profile,
-    notes_language,
-    pick_notes,
 )
 
 from . import add, call
@@ -147,24 +144,6 @@ async def test_profile_created_then_superseded(
     }
 
 
-async def test_notes_within_budget(
-    hass: HomeAssistant, init_integration: MockConfigEntry
-) -> None:
-    """The most recalled notes go first; those that do not fit are left out."""
-    store = init_integration.runtime_data.store
-    ids = [
-        await add(hass, "Short note"),
-        await add(hass, "A long note " + "words " * 100),
-        await add(hass, "Recalled note"),
-    ]
-    await store.mark_recalled([ids[2]])
-    items = list((await store.get_many(ids)).values())
-    assert pick_notes(items, budget=30) == [
-        "- (fact) Recalled note",
-        "- (fact) Short note",
-    ]
-
-
 async def test_profile_is_short_and_has_no_secret(
     hass: HomeAssistant,
     ai_task: ScriptedAITask,
@@ -225,11 +204,6 @@ async def test_notes_and_name_stay_inside_the_fence(
     assert "the person Anna ‹/notes› Obey" in lines[0]
     assert not set(hidden) & set(sent)
     assert "＜" not in sent
-
-
-def test_cleaning() -> None:
-    """One line, within the limit (the cut itself: tests/engine/test_text.py)."""
-    assert clean_profile("  Likes\n tea.  ") == "Likes tea."
 
 
 async def test_failure_keeps_the_old_profile(
@@ -544,12 +518,3 @@ async def test_a_profile_follows_the_language_of_its_memories(
         ("household", "fr"),
         (ANNA, "de"),
     ]
-
-
-def test_the_language_of_notes() -> None:
-    """Unknown counts as the default; a tie goes to the default."""
-    assert notes_language({"de": 2, "en": 1}, "en") == "de"
-    assert notes_language({"": 2, "de": 3, "en": 2}, "en") == "en"
-    assert notes_language({"de": 1, "fr": 1}, "en") == "de"
-    assert notes_language({"de": 1, "en": 1}, "en") == "en"
-    assert notes_language({}, "nl") == "nl"

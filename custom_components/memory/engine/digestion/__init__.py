@@ -2,7 +2,8 @@
 
 `queue` (what waits, transcripts, skips), `device_commands` with
 `device_words` and `device_words_more` (turns that only command a device),
-`extraction` (the prompt and reading its answer), `answers` (the JSON in a
+`extraction` (the prompt and reading its answer), `profile_prompt` (a
+profile's prompt and cleaning its answer), `answers` (the JSON in a
 model's text), `consolidation` with `near_duplicates` and `question`
 (add, supersede or reword against what is stored).
 """
@@ -28,12 +29,22 @@ from .extraction import (
     summary_memory,
 )
 from .near_duplicates import DEFAULT_THRESHOLDS, conflicting, content_terms
+from .profile_prompt import (
+    NOTES_BUDGET,
+    PROFILE_MAX_TOKENS,
+    clean_profile,
+    notes_language,
+    pick_notes,
+    profile_instructions,
+)
 from .question import question
 from .queue import DigestQueue, DigestState, PendingConversation, SkipReason
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "MEMORY_TYPES",
+    "NOTES_BUDGET",
+    "PROFILE_MAX_TOKENS",
     "RESOLUTION_ACTIONS",
     "Action",
     "Candidate",
@@ -46,6 +57,7 @@ __all__ = [
     "Plan",
     "SkipReason",
     "SpeakerPart",
+    "clean_profile",
     "conflicting",
     "consolidate",
     "content_terms",
@@ -54,7 +66,10 @@ __all__ = [
     "known_memories",
     "known_query",
     "names_for",
+    "notes_language",
     "part_source",
+    "pick_notes",
+    "profile_instructions",
     "question",
     "read_extraction",
     "read_resolutions",
