@@ -3,7 +3,7 @@
 Digestion skips a conversation of nothing but device commands ("turn on the
 kitchen light", "Schalte das Licht ein"): it is not worth an LLM call. A
 false skip loses a personal statement for good while a missed skip costs one
-call, so every table (`device_words`, `device_words_more`) leans towards
+call, so every table (`device_words`, one module per language) leans towards
 "not a command"; this module builds the patterns from them and matches.
 """
 
@@ -21,7 +21,6 @@ from .device_words import (
     WHEN,
     Phrases,
 )
-from .device_words_more import MORE_LANGUAGES, MORE_NIGHTLY, MORE_WHEN
 
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 
@@ -54,8 +53,8 @@ def _personal_pattern(languages: list[Phrases]) -> re.Pattern[str]:
     words = _alternatives([phrases.personal for phrases in languages])
     return re.compile(
         rf"""(?ix)
-        (?<!\w)(?:{words}|{HABIT_EVERY}|{NIGHTLY}|{MORE_NIGHTLY})(?!\w)
-        | \w[\s,]+(?:{WHEN}|{MORE_WHEN})\b"""
+        (?<!\w)(?:{words}|{HABIT_EVERY}|{NIGHTLY})(?!\w)
+        | \w[\s,]+(?:{WHEN})\b"""
     )
 
 
@@ -74,7 +73,7 @@ def _owned_pattern(languages: list[Phrases]) -> re.Pattern[str]:
     return re.compile(rf"(?ix)(?<!\w)(?:{owned})(?!\w)")
 
 
-_ALL: Final = [*LANGUAGES.values(), *MORE_LANGUAGES.values()]
+_ALL: Final = list(LANGUAGES.values())
 _COMMAND: Final = _command_pattern(_ALL)
 _PERSONAL: Final = _personal_pattern(_ALL)
 _OWNED: Final = _owned_pattern(_ALL)
