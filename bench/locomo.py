@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from custom_components.memory import engine
     from custom_components.memory.engine.search import (
         fusion,
+        hybrid as hybrid_module,
         keywords as keywords_module,
         memories as search_module,
     )
@@ -72,6 +73,7 @@ else:
     import engine
     from engine.search import (
         fusion,
+        hybrid as hybrid_module,
         keywords as keywords_module,
         memories as search_module,
     )
@@ -281,7 +283,7 @@ def fuse_rrf(
     are not used.
     """
     del similarity
-    keyword = keyword[: search_module.KEYWORD_POOL]
+    keyword = keyword[: hybrid_module.KEYWORD_POOL]
     if not keyword or not semantic:
         return fusion.fuse(keyword, semantic, scale=scale)
     scores: dict[int, float] = {}
@@ -310,7 +312,7 @@ def fuse_pool_only(
 ) -> list[fusion.Ranked]:
     """Fuse as shipped, over the two pools only (no completed scores)."""
     del similarity
-    return fusion.fuse(keyword[: search_module.KEYWORD_POOL], semantic, scale=scale)
+    return fusion.fuse(keyword[: hybrid_module.KEYWORD_POOL], semantic, scale=scale)
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,14 +349,15 @@ def patched(variant: Variant) -> Iterator[None]:
     swaps: dict[str, Any] = {}
     if variant.fuse is not None:
         swaps["fuse"] = variant.fuse
-    originals = {name: getattr(search_module, name) for name in swaps}
+    # The one hybrid search (`search/hybrid.py`) fuses memories' candidates.
+    originals = {name: getattr(hybrid_module, name) for name in swaps}
     for name, value in swaps.items():
-        setattr(search_module, name, value)
+        setattr(hybrid_module, name, value)
     try:
         yield
     finally:
         for name, value in originals.items():
-            setattr(search_module, name, value)
+            setattr(hybrid_module, name, value)
 
 
 # -- indexing and searching ------------------------------------------------------

@@ -28,7 +28,10 @@ from custom_components.memory.engine import (
     UnknownMemoryError,
     VectorDimensionError,
 )
-from custom_components.memory.engine.search import semantic as semantic_module
+from custom_components.memory.engine.search import (
+    HybridSearch,
+    semantic as semantic_module,
+)
 from custom_components.memory.engine.vectors.index import as_unit_vector
 from tests.engine.conftest import (
     BOTH,
@@ -443,7 +446,7 @@ async def test_failed_keyword_query_cancels_the_vector_scan(
     """The vector scan runs beside the keyword query; a keyword failure stops it."""
     await store.add(memory("Mia is allergic to nuts"), vector=vector(1))
     scans: list[asyncio.Task[Any]] = []
-    original = MemoryStore._semantic
+    original = HybridSearch._semantic
 
     async def slow_semantic(*args: Any, **kwargs: Any) -> Any:
         task = asyncio.current_task()
@@ -456,8 +459,8 @@ async def test_failed_keyword_query_cancels_the_vector_scan(
         await asyncio.sleep(0)
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(MemoryStore, "_semantic", slow_semantic)
-    monkeypatch.setattr(MemoryStore, "_keyword", broken_keyword)
+    monkeypatch.setattr(HybridSearch, "_semantic", slow_semantic)
+    monkeypatch.setattr(HybridSearch, "_keyword", broken_keyword)
     with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
         await store.search(SearchQuery(text="nuts", vector=vector(1)))
     assert len(scans) == 1
@@ -516,7 +519,9 @@ _REFERENCE_BM25 = "bm25(memories_fts)"
 
 async def _expression(store: MemoryStore, text: str) -> str:
     """Return the MATCH expression the store makes of `text`."""
-    keywords = await store._keyword_query(store.reader, text, None)
+    keywords = await store._hybrid.keyword_query(
+        store._corpus(store.reader, False), text, None
+    )
     assert keywords is not None
     return keywords.expression
 
@@ -565,9 +570,8 @@ async def test_keyword_pool_equals_full_ranking(
     apple = await _expression(store, "apple")
     for scopes in ((HOUSEHOLD,), (HOUSEHOLD, "person.anna"), ("person.anna",)):
         query = SearchQuery(text="apple", scopes=scopes)
-        where, params = store._filters(query)
-        hits, cosines, _keywords = await store._keyword(
-            store.reader, query, (where, params)
+        hits, cosines, _keywords = await store._hybrid._keyword(
+            store._corpus(store.reader, False), store._request(query), None
         )
         reference = _reference_keyword(db_path, apple, scopes)
         assert [hit[0] for hit in hits] == [item_id for item_id, _ in reference]
@@ -595,22 +599,31 @@ async def test_pool_bm25_equals_full_ranking(
     """bm25 of the semantic pool alone equals its value in the full ranking."""
     store, anna = await _apple_store(store_factory)
     extra = await store.add(memory("pear without the fruit word"))
-    keywords = await store._keyword_query(store.reader, "apple note", None)
+    keywords = await store._hybrid.keyword_query(
+        store._corpus(store.reader, False), "apple note", None
+    )
     assert keywords is not None
     reference = dict(
         _reference_keyword(db_path, keywords.expression, (HOUSEHOLD,), 1000)
     )
     some = sorted(reference)[::37]
-    hits = await store._keyword_of(store.reader, keywords, [*some, extra.item.id])
+    hits = await store._hybrid.keyword_of(
+        store.reader, keywords, [*some, extra.item.id]
+    )
     assert [hit[0] for hit in hits] == sorted(some, key=lambda i: (reference[i], i))
     assert [hit[1] for hit in hits] == [
         pytest.approx(reference[i])
         for i in sorted(some, key=lambda i: (reference[i], i))
     ]
     assert all(hit[2] == 1.0 for hit in hits)  # both words in each
-    assert await store._keyword_query(store.reader, "?!", None) is None
-    assert await store._keyword_of(store.reader, None, some) == []
-    assert await store._keyword_of(store.reader, keywords, []) == []
+    assert (
+        await store._hybrid.keyword_query(
+            store._corpus(store.reader, False), "?!", None
+        )
+        is None
+    )
+    assert await store._hybrid.keyword_of(store.reader, None, some) == []
+    assert await store._hybrid.keyword_of(store.reader, keywords, []) == []
     assert anna  # person-scoped ones exist but were not asked for
 
 
@@ -621,9 +634,11 @@ async def test_keyword_hits_carry_their_exact_cosine(store: MemoryStore) -> None
         vectors=[vector(i) if i % 2 else None for i in range(8)],
     )
     query = vector(99)
-    where, params = store._filters(SearchQuery(text="boiler"))
-    hits, cosines, _keywords = await store._keyword(
-        store.reader, SearchQuery(text="boiler"), (where, params), as_unit_vector(query)
+    corpus = store._corpus(store.reader, False)
+    hits, cosines, _keywords = await store._hybrid._keyword(
+        corpus,
+        store._request(SearchQuery(text="boiler")),
+        await corpus.vectors(query),
     )
     assert len(hits) == 8
     expected = {
@@ -668,12 +683,16 @@ async def test_pool_rows_outside_a_bounded_match_score_on_the_other_terms(
         + [memory(f"Garden note {i}") for i in range(60)]
     )
     store.match_budget = 5
-    keywords = await store._keyword_query(store.reader, "kitchen boiler", None)
+    keywords = await store._hybrid.keyword_query(
+        store._corpus(store.reader, False), "kitchen boiler", None
+    )
     assert keywords is not None
     assert keywords.expression == '"boiler"'
     kitchen = [result.item.id for result in added[:3]]
     boiler, garden = added[30].item.id, added[40].item.id
-    hits = await store._keyword_of(store.reader, keywords, [*kitchen, boiler, garden])
+    hits = await store._hybrid.keyword_of(
+        store.reader, keywords, [*kitchen, boiler, garden]
+    )
     assert hits[0][0] == boiler  # the rare term's row first
     assert {hit[0] for hit in hits} == {boiler, *kitchen}
     assert all(hit[1] < 0 and 0 < hit[2] < 1 for hit in hits[1:])

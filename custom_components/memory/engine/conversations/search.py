@@ -3,39 +3,38 @@
 FTS5 ranks messages by keywords; with an embedding model, user and assistant
 messages also have vectors (made by `embedding_queue.py`, kept in
 `message_embeddings`), and a query vector ranks them by meaning, both fused
-as memories are (`fusion.py`). The vectors are searched through an in-memory
-int8 index (`NumpyIndex`) that is derived data: it catches up from the table
-on each semantic search, and purges take their ids out of it; a sample of
-the vectors it read (`cosine_scale.CosineScale`) tells fusion how unrelated
-messages score.
+as memories are: the messages are a corpus of the one hybrid search
+(`search.HybridSearch`; `MessageCorpus` says what is theirs). The vectors are
+searched through an in-memory int8 index (`NumpyIndex`) that is derived
+data: it catches up from the table on each semantic search, and purges take
+their ids out of it; a sample of the vectors it read
+(`cosine_scale.CosineScale`) tells fusion how unrelated messages score.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-import contextlib
+from dataclasses import dataclass
 from typing import Any, Final
 
+import aiosqlite
 import numpy as np
 
-from ..errors import StoreError
-from ..languages import language_code
 from ..memory_store import MemoryStore
-from ..models import to_timestamp
+from ..models import Vector, to_timestamp
 from ..search import (
-    SEMANTIC_POOL,
-    KeywordQuery,
-    RowCounter,
-    TermCounts,
-    cosines_outside_pool,
-    fuse,
-    keyword_query,
-    semantic_pool,
+    MATCH_BUDGET,
+    Candidates,
+    HybridSearch,
+    Ranked,
+    Request,
+    Tables,
+    Vectors,
 )
 from ..sql import placeholders
 from ..store import validate_limit
-from ..vectors import CosineScale, NumpyIndex, as_unit_vector
+from ..vectors import CosineScale, NumpyIndex, Scale, as_unit_vector
 from .records import (
     MESSAGE_COLUMNS,
     MessageHit,
@@ -44,11 +43,18 @@ from .records import (
     row_to_message,
 )
 
-# Candidates the keyword search ranks before the minimum score and limit.
-KEYWORD_POOL: Final = 50
 # FTS5 column weights: terms (the analysed content), data (tool calls and
 # results, plain words).
 BM25_WEIGHTS: Final = (1.0, 0.3)
+MESSAGE_TABLES: Final = Tables(
+    rows="conversation_messages",
+    fts="conversation_messages_fts",
+    embeddings="message_embeddings",
+    key="message_id",
+    bm25="bm25(conversation_messages_fts, "
+    + ", ".join(str(weight) for weight in BM25_WEIGHTS)
+    + ")",
+)
 _LOAD_BATCH: Final = 4096
 
 
@@ -65,9 +71,7 @@ class MessageSearch:
         self._dim = 0
         self._indexed = 0
         self._index_lock = asyncio.Lock()
-        self._rows = RowCounter("conversation_messages")
-        # Common terms' counts, kept between searches (`keywords.TermCounts`).
-        self._term_counts = TermCounts("conversation_messages_fts_vocab")
+        self._hybrid = HybridSearch(MESSAGE_TABLES)
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.
@@ -87,120 +91,28 @@ class MessageSearch:
         if query.since is not None:
             clauses.append("m.created_at >= ?")
             params.append(to_timestamp(query.since))
-        filters = (" AND ".join(clauses) or "1", params)
-        text = query.text.strip()
-        if text in {"", "*"} and query.vector is None:
-            return await self._recent(filters, query.limit)
-        # The vector scan runs in a worker thread: start it first so that it
-        # overlaps the FTS5 query, as the memory search does.
-        semantic_task = asyncio.create_task(self._semantic(query, filters))
-        try:
-            keywords = await self._keyword_query(text, query.language)
-            keyword = await self._keyword(
-                keywords, filters, max(KEYWORD_POOL, query.limit)
-            )
-        except BaseException:
-            semantic_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StoreError):
-                await semantic_task
-            raise
-        semantic = await semantic_task
-        have = {hit[0] for hit in keyword}
-        outside = [item_id for item_id, _ in semantic if item_id not in have]
-        if outside and len(keyword) >= max(KEYWORD_POOL, query.limit):
-            # The keyword pool was full: semantic hits beyond it may match too.
-            keyword += await self._keyword(
-                keywords, filters, len(outside), only=outside
-            )
-        similarity = await self._similarity(query, semantic, [h[0] for h in keyword])
-        # A search by vector alone (no words) keeps raw cosines.
-        words = query.text.strip() not in ("", "*")
-        scale = (
-            self._scale.scale(as_unit_vector(query.vector))
-            if semantic and query.vector is not None and words
-            else None
+        request = Request(
+            text=query.text,
+            vector=query.vector,
+            language=query.language,
+            limit=query.limit,
+            min_score=query.min_score,
+            where=" AND ".join(clauses) or "1",
+            params=params,
         )
-        fused = fuse(keyword, semantic, similarity, scale)
-        ranked = [entry for entry in fused if entry.score >= query.min_score][
-            : query.limit
-        ]
-        found = await messages_by_id(self._store.reader, [entry.id for entry in ranked])
-        return [
-            MessageHit(
-                message=found[entry.id], score=entry.score, matched=entry.signals
-            )
-            for entry in ranked
-            if entry.id in found
-        ]
+        return await self._hybrid.search(MessageCorpus(self), request)
 
-    async def _recent(
-        self, filters: tuple[str, list[Any]], limit: int
-    ) -> list[MessageHit]:
-        where, params = filters
-        async with self._store.reader.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
-            "JOIN conversations c ON c.id = m.conversation "
-            f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-            [*params, limit],
-        ) as cursor:
-            rows = await cursor.fetchall()
-        return [MessageHit(message=row_to_message(row), score=1.0) for row in rows]
+    @property
+    def store(self) -> MemoryStore:
+        """The store whose log this searches."""
+        return self._store
 
-    async def _keyword_query(
-        self, text: str, language: str | None
-    ) -> KeywordQuery | None:
-        """Analyse `text` and weigh its terms against the messages' index."""
-        reader = self._store.reader
-        default = self._store.language
-        return await keyword_query(
-            reader,
-            text,
-            [language_code(language, default), default],
-            vocab=self._term_counts,
-            total=await self._rows.count(reader),
-            index="conversation_messages_fts",
-        )
+    @property
+    def cosine_scale(self) -> CosineScale:
+        """The sample of the indexed vectors: how unrelated messages score."""
+        return self._scale
 
-    async def _keyword(
-        self,
-        keywords: KeywordQuery | None,
-        filters: tuple[str, list[Any]],
-        limit: int,
-        only: Sequence[int] = (),
-    ) -> list[tuple[int, float, float]]:
-        """FTS5 hits `(id, bm25, coverage)`, best first; `only` restricts ids."""
-        if keywords is None:
-            return []  # no term that any message holds
-        where, params = filters
-        weights = ", ".join(str(weight) for weight in BM25_WEIGHTS)
-        restrict = f" AND m.id IN ({placeholders(len(only))})" if only else ""
-        # A rarest term in very many messages: its newest ones only (not
-        # when scoring given ids, which must all be scored).
-        floor = 0 if only else keywords.floor
-        async with self._store.reader.execute(
-            "SELECT m.id, m.terms, m.data, "  # noqa: S608
-            f"bm25(conversation_messages_fts, {weights}) AS rank "
-            "FROM conversation_messages_fts JOIN conversation_messages m "
-            "ON m.id = conversation_messages_fts.rowid "
-            f"WHERE conversation_messages_fts MATCH ? "
-            f"AND conversation_messages_fts.rowid >= ? AND {where}{restrict} "
-            "ORDER BY rank LIMIT ?",
-            [keywords.expression, floor, *params, *only, limit],
-        ) as cursor:
-            rows = await cursor.fetchall()
-        # Terms outside the MATCH add their share of bm25 (`KeywordQuery.rest`).
-        hits = [
-            (
-                int(row[0]),
-                float(row[3]) - keywords.rest(row[1]),
-                keywords.coverage(row[1]),
-            )
-            for row in rows
-        ]
-        hits.sort(key=lambda hit: (hit[1], hit[0]))
-        return hits
-
-    async def _vector_index(self) -> tuple[str, int, NumpyIndex] | None:
+    async def vector_index(self) -> tuple[str, int, NumpyIndex] | None:
         """Return the index of the store's model, caught up with the table."""
         model = self._store.model
         if model is None:
@@ -246,56 +158,76 @@ class MessageSearch:
         """Memory held by the message vector index (0 until first used)."""
         return 0 if self._index is None else self._index.nbytes
 
-    async def _semantic(
-        self, query: MessageQuery, filters: tuple[str, list[Any]]
-    ) -> list[tuple[int, float]]:
-        """Find the nearest messages `(id, cosine)` passing the filters, best first.
 
-        The int8 index proposes candidates; their float32 vectors, read with
-        the filters, are scored exactly. When a selective filter (one
-        person's messages) leaves too few, its subset is scanned exactly.
+@dataclass(frozen=True, slots=True)
+class MessageCorpus:
+    """The conversation log of one store, as a search sees it (`hybrid.Corpus`)."""
+
+    search: MessageSearch
+    match_budget: int = MATCH_BUDGET
+
+    @property
+    def reader(self) -> aiosqlite.Connection:
+        """The store's reader: keywords, vectors and completion all read it."""
+        return self.search.store.reader
+
+    @property
+    def language(self) -> str:
+        """The store's default language."""
+        return self.search.store.language
+
+    async def recent(
+        self, where: str, params: list[Any], limit: int
+    ) -> list[MessageHit]:
+        """Return the newest messages passing the filters."""
+        async with self.reader.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+            "JOIN conversations c ON c.id = m.conversation "
+            f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+            [*params, limit],
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [MessageHit(message=row_to_message(row), score=1.0) for row in rows]
+
+    async def vectors(self, vector: Vector | None) -> Vectors | None:
+        """Return the query's unit vector and the message index, caught up.
+
+        None without a vector, before any message has one of the store's
+        model, or for another model's query: keywords only.
         """
-        if query.vector is None:
-            return []
-        found = await self._vector_index()
+        if vector is None:
+            return None
+        found = await self.search.vector_index()
         if found is None:
-            return []
+            return None
         model, dim, index = found
-        unit = as_unit_vector(query.vector)
+        unit = as_unit_vector(vector)
         if len(unit) != dim:
-            return []  # not this model's query: keywords only
-        where, params = filters
-        base = (
-            "SELECT e.message_id, e.vector FROM message_embeddings e "  # noqa: S608
-            "JOIN conversation_messages m ON m.id = e.message_id "
-            f"WHERE e.model = ? AND {where}"
-        )
-        return await semantic_pool(
-            self._store.reader,
-            index,
-            unit,
-            base=base,
-            args=[model, *params],
-            key="e.message_id",
-            pool=max(SEMANTIC_POOL, query.limit),
-        )
+            return None  # not this model's query: keywords only
+        return Vectors(unit, index, model, self.reader)
 
-    async def _similarity(
+    def scale(self, unit: Vector) -> Scale | None:
+        """How unrelated messages score with this query (the index's sample)."""
+        return self.search.cosine_scale.scale(unit)
+
+    async def refine(
         self,
-        query: MessageQuery,
-        semantic: Sequence[tuple[int, float]],
-        ids: Sequence[int],
-    ) -> dict[int, float]:
-        """Exact cosines of keyword hits outside the semantic pool."""
-        model = self._store.model
-        if query.vector is None or model is None:
-            return {}
-        return await cosines_outside_pool(
-            self._store.reader,
-            query.vector,
-            semantic,
-            ids,
-            table="message_embeddings",
-            key="message_id",
-            model=model,
-        )
+        search: HybridSearch,
+        request: Request,
+        candidates: Candidates,
+        ranking: tuple[list[Ranked], Scale | None],
+    ) -> list[Ranked]:
+        """Return the ranking as it is: messages have no step of their own."""
+        del search, request, candidates
+        return ranking[0]
+
+    async def hits(self, ranked: Sequence[Ranked]) -> list[MessageHit]:
+        """Return the ranked messages as hits (messages gone meanwhile left out)."""
+        found = await messages_by_id(self.reader, [entry.id for entry in ranked])
+        return [
+            MessageHit(
+                message=found[entry.id], score=entry.score, matched=entry.signals
+            )
+            for entry in ranked
+            if entry.id in found
+        ]

@@ -1,0 +1,480 @@
+"""The one hybrid search: keyword and semantic candidates of a corpus, fused.
+
+Memories (`memories.py`) and conversation messages (`conversations/search.py`)
+are searched alike; each is a `Corpus` (its connections, vector index, row
+mapping and any step of its own, such as the memories' neighbouring turns)
+over its `Tables`. The algorithm is written here once: an empty query lists
+the newest rows; otherwise the vector scan starts first (it runs on its own
+connection or in a worker thread, beside the FTS5 query), the keyword pool
+is ranked by bm25 in the speaker's and the default language, every candidate
+is scored on both signals (`complete`: bm25 of pooled vectors outside the
+keyword pool, exact cosines of keyword hits outside the vector pool), and
+`fusion.fuse` merges them into one ranking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+import aiosqlite
+import numpy as np
+
+from ..errors import StoreError
+from ..languages import language_code
+from ..models import Vector
+from ..sql import IDS, rows_in
+from ..vectors import Scale, VectorIndex
+from .fusion import Ranked, fuse
+from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
+from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+
+# Candidates the keyword signal contributes before fusion (tuned by
+# bench/locomo.py). Every candidate is then scored on both signals (keyword
+# hits outside the semantic pool get their exact cosine), which makes the
+# pools' size matter little: 50 and 200 gave the same recall on LoCoMo.
+KEYWORD_POOL: Final = 50
+# FTS5 ranks its matches alone and hands over this many times the keyword
+# pool to be joined with the rows and filtered (bench/engine.py: a third of
+# the keyword query's time at 100k memories).
+KEYWORD_OVERFETCH: Final = 4
+
+# Keyword hits `(id, bm25, coverage)`, best first.
+type KeywordHits = list[tuple[int, float, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """Where a corpus lives: its rows, their FTS5 index and their vectors.
+
+    `rows` has `id` and `terms` (the analysed text the FTS5 index holds);
+    `embeddings` has `model`, `vector` and the row's id in column `key`.
+    """
+
+    rows: str
+    fts: str
+    embeddings: str
+    key: str
+    # FTS5's rank of a match: `bm25(<fts>)`, with column weights if any.
+    bm25: str
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One search of a corpus, its filters already SQL (rows as `m`)."""
+
+    text: str
+    vector: Vector | None
+    language: str | None
+    limit: int
+    min_score: float
+    where: str
+    params: list[Any]
+    # A follow-up's earlier turns `(text, weight)` (`keywords.keyword_query`).
+    earlier: Sequence[tuple[str, float]] = ()
+
+    @property
+    def words(self) -> bool:
+        """Whether the query has text to match (not empty, not `*`)."""
+        return self.text.strip() not in ("", "*")
+
+    @property
+    def pool(self) -> int:
+        """The keyword pool: KEYWORD_POOL, or the limit if larger."""
+        return max(KEYWORD_POOL, self.limit)
+
+
+@dataclass(frozen=True, slots=True)
+class Vectors:
+    """A corpus's vectors for one query: its unit vector, index and model.
+
+    `conn` reads the semantic pool (None: no pool, the keyword hits still
+    get their cosines on the reader).
+    """
+
+    unit: Vector
+    index: VectorIndex
+    model: str
+    conn: aiosqlite.Connection | None
+
+
+@dataclass(slots=True)
+class Candidates:
+    """A search's candidates so far, on both signals."""
+
+    keywords: KeywordQuery | None
+    keyword: KeywordHits
+    # The semantic pool `(id, cosine)`, best first.
+    semantic: list[tuple[int, float]]
+    # Cosines of candidates outside the semantic pool.
+    similarity: dict[int, float] = field(default_factory=dict)
+    # The query's vectors (None: keywords only).
+    vectors: Vectors | None = None
+
+    def fused(self, scale: Scale | None) -> list[Ranked]:
+        """Both signals merged into one ranking (`fusion.fuse`)."""
+        return fuse(self.keyword, self.semantic, self.similarity, scale)
+
+
+class Corpus[H](Protocol):
+    """What one corpus brings to a search; `H` is its hit type."""
+
+    @property
+    def reader(self) -> aiosqlite.Connection:
+        """The connection the keyword side and completion read."""
+        ...
+
+    @property
+    def language(self) -> str:
+        """The store's default language."""
+        ...
+
+    @property
+    def match_budget(self) -> int:
+        """Rows a keyword MATCH may find (`keywords.MATCH_BUDGET`)."""
+        ...
+
+    async def recent(self, where: str, params: list[Any], limit: int) -> list[H]:
+        """Return the newest rows passing the filters (a query with no words)."""
+        ...
+
+    async def vectors(self, vector: Vector | None) -> Vectors | None:
+        """Return the query's vectors, or None: keywords only."""
+        ...
+
+    def scale(self, unit: Vector) -> Scale | None:
+        """How unrelated rows score with this query (`CosineScale.scale`)."""
+        ...
+
+    async def refine(
+        self,
+        search: HybridSearch,
+        request: Request,
+        candidates: Candidates,
+        ranking: tuple[list[Ranked], Scale | None],
+    ) -> list[Ranked]:
+        """Apply the corpus's own step after fusion (none: return the ranking)."""
+        ...
+
+    async def hits(self, ranked: Sequence[Ranked]) -> list[H]:
+        """Return the ranked rows as hits, in order (rows gone meanwhile left out)."""
+        ...
+
+
+class HybridSearch:
+    """Searches one corpus; keeps its row and term counts between searches."""
+
+    def __init__(self, tables: Tables) -> None:
+        """Search the corpus in `tables`."""
+        self.tables = tables
+        # How many rows the index holds, and how many hold each common term,
+        # for the terms' weights and the MATCH's bound.
+        self.rows = RowCounter(tables.rows)
+        self.term_counts = TermCounts(f"{tables.fts}_vocab")
+
+    async def search[H](self, corpus: Corpus[H], request: Request) -> list[H]:
+        """Find rows: keyword, semantic or both, fused into one ranking."""
+        if not request.words and request.vector is None:
+            return await corpus.recent(request.where, request.params, request.limit)
+        vectors = await corpus.vectors(request.vector)
+        # The vector scan runs in a worker thread (numpy) or on its own
+        # connection (vec0): started first, it overlaps the FTS5 query.
+        semantic_task = asyncio.create_task(self._semantic(request, vectors))
+        try:
+            keyword, cosines, keywords = await self._keyword(corpus, request, vectors)
+        except BaseException:
+            semantic_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StoreError):
+                await semantic_task
+            raise
+        semantic = await semantic_task
+        # Keyword hits outside the semantic pool keep the cosine their row
+        # brought; pool members outside the keyword pool get their bm25.
+        pooled = {item_id for item_id, _score in semantic}
+        candidates = Candidates(
+            keywords,
+            keyword,
+            semantic,
+            {i: score for i, score in cosines.items() if i not in pooled}
+            if semantic
+            else {},
+            vectors,
+        )
+        candidates.keyword = await self._complete_keyword(
+            corpus.reader, request, candidates, pooled
+        )
+        # How unrelated rows score with this query; a search by vector
+        # alone (no words) keeps raw cosines.
+        scale = (
+            corpus.scale(vectors.unit)
+            if vectors is not None and request.words
+            else None
+        )
+        fused = candidates.fused(scale)
+        if fused:
+            fused = await corpus.refine(self, request, candidates, (fused, scale))
+        ranked = [entry for entry in fused if entry.score >= request.min_score][
+            : request.limit
+        ]
+        return await corpus.hits(ranked)
+
+    async def keyword_query[H](
+        self,
+        corpus: Corpus[H],
+        text: str,
+        language: str | None,
+        earlier: Sequence[tuple[str, float]] = (),
+    ) -> KeywordQuery | None:
+        """Analyse `text` (and a follow-up's `earlier` turns) against the index.
+
+        In the speaker's language and the store's default one (`keywords`).
+        """
+        conn = corpus.reader
+        default = corpus.language
+        return await keyword_query(
+            conn,
+            text,
+            [language_code(language, default), default],
+            vocab=self.term_counts,
+            total=await self.rows.count(conn),
+            budget=corpus.match_budget,
+            index=self.tables.fts,
+            earlier=earlier,
+        )
+
+    async def _keyword[H](
+        self, corpus: Corpus[H], request: Request, vectors: Vectors | None
+    ) -> tuple[KeywordHits, dict[int, float], KeywordQuery | None]:
+        """FTS5 hits `(id, bm25, coverage)` best first, their cosines, the query.
+
+        FTS5 ranks its matches on its own first (a bounded sort, without
+        touching the rows), and only the best KEYWORD_OVERFETCH times the
+        pool are joined and filtered: far cheaper than joining every match.
+        Only when the filters leave too few of those is every match joined.
+        With `vectors`, each hit's stored vector comes along and its cosine
+        is returned.
+        """
+        keywords = await self.keyword_query(
+            corpus, request.text.strip(), request.language, request.earlier
+        )
+        if keywords is None:
+            return [], {}, None
+        tables = self.tables
+        pool = request.pool
+        vector = "NULL"
+        join = ""
+        args: list[Any] = []
+        if vectors is not None:
+            vector = "e.vector"
+            join = (
+                f"LEFT JOIN {tables.embeddings} e ON e.model = ? "
+                f"AND e.{tables.key} = m.id "
+            )
+            args.append(vectors.model)
+        wanted = pool * KEYWORD_OVERFETCH
+        match: list[Any] = [keywords.expression, keywords.floor]
+        every = ""
+        order = "rank, rowid"
+        if keywords.every:
+            # Terms outside the MATCH: the rows holding every term (the
+            # newest of them) come first, then the best bm25 of the rest.
+            every = (
+                f"every AS MATERIALIZED (SELECT rowid AS id FROM {tables.fts} "  # noqa: S608
+                f"WHERE {tables.fts} MATCH ? AND rowid >= ? "
+                "ORDER BY rowid DESC LIMIT ?), "
+            )
+            order = "rowid IN every DESC, rank, rowid"
+            match = [keywords.every, keywords.floor, wanted, *match]
+        sql = (
+            f"WITH {every}f AS MATERIALIZED (SELECT rowid AS id, {tables.bm25} "  # noqa: S608
+            f"AS rank FROM {tables.fts} WHERE {tables.fts} MATCH ? AND rowid >= ? "
+            f"ORDER BY {order} LIMIT ?) "
+            f"SELECT m.id, m.terms, f.rank, {vector}, (SELECT count(*) FROM f) "
+            f"FROM f CROSS JOIN {tables.rows} m ON m.id = f.id "
+            f"{join}WHERE {request.where} ORDER BY f.rank, m.id LIMIT ?"
+        )
+        # With terms outside the MATCH, every fetched row is ranked again
+        # with their share of bm25 before the pool is cut.
+        out = wanted if keywords.others else pool
+        conn = corpus.reader
+        params = request.params
+        rows = list(
+            await conn.execute_fetchall(sql, [*match, wanted, *args, *params, out])
+        )
+        if len(rows) < pool and (not rows or rows[0][4] >= wanted):
+            # The filters kept too few of the best matches: rank them all.
+            rows = list(
+                await conn.execute_fetchall(sql, [*match, -1, *args, *params, out])
+            )
+        if keywords.others:
+            scored = [(row, float(row[2]) - keywords.rest(row[1])) for row in rows]
+            scored.sort(key=lambda pair: (pair[1], pair[0][0]))
+            rows = [row for row, _bm25 in scored[:pool]]
+            hits = [
+                (int(row[0]), bm25, keywords.coverage(row[1]))
+                for row, bm25 in scored[:pool]
+            ]
+        else:
+            hits = [
+                (int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows
+            ]
+        cosines: dict[int, float] = {}
+        stored = [row for row in rows if row[3] is not None]
+        if vectors is not None and stored:
+            matrix = np.frombuffer(
+                b"".join(row[3] for row in stored), dtype=np.float32
+            ).reshape(len(stored), -1)
+            cosines = {
+                int(row[0]): float(score)
+                for row, score in zip(stored, matrix @ vectors.unit, strict=True)
+            }
+        return hits, cosines, keywords
+
+    async def keyword_of(
+        self,
+        conn: aiosqlite.Connection,
+        keywords: KeywordQuery | None,
+        ids: Sequence[int],
+    ) -> KeywordHits:
+        """FTS5 hits among `ids` (which passed the filters already).
+
+        bm25 is computed for these rows only; FTS5 is kept the outer loop
+        (`CROSS JOIN`, `+rowid`) so that its statistics are gathered once,
+        not once per id.
+        """
+        if keywords is None or not ids:
+            return []
+        fts = self.tables.fts
+        rows = await rows_in(
+            conn,
+            f"SELECT {fts}.rowid, {self.tables.bm25}, m.terms "  # noqa: S608
+            f"FROM {fts} CROSS JOIN {self.tables.rows} m "
+            f"ON m.id = {fts}.rowid WHERE {fts} MATCH ? "
+            f"AND +{fts}.rowid IN ({IDS})",
+            ids,
+            before=[keywords.expression],
+        )
+        hits = [
+            (
+                int(row[0]),
+                float(row[1]) - keywords.rest(row[2]),
+                keywords.coverage(row[2]),
+            )
+            for row in rows
+        ]
+        if keywords.others:
+            # Rows that hold only terms outside the MATCH score on those.
+            found = {hit[0] for hit in hits}
+            hits += await self._rest_only(
+                conn, keywords, [i for i in ids if i not in found]
+            )
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
+
+    async def _rest_only(
+        self, conn: aiosqlite.Connection, keywords: KeywordQuery, ids: Sequence[int]
+    ) -> KeywordHits:
+        """Hits among `ids` on the terms outside the MATCH alone (none: no hit)."""
+        if not ids:
+            return []
+        rows = await rows_in(
+            conn,
+            f"SELECT m.id, m.terms FROM {self.tables.rows} m "  # noqa: S608
+            f"WHERE m.id IN ({IDS})",
+            ids,
+        )
+        hits = []
+        for row in rows:
+            rest = keywords.rest(row[1])
+            if rest > 0:
+                hits.append((int(row[0]), -rest, keywords.coverage(row[1])))
+        return hits
+
+    async def _complete_keyword(
+        self,
+        conn: aiosqlite.Connection,
+        request: Request,
+        candidates: Candidates,
+        ids: Iterable[int],
+    ) -> KeywordHits:
+        """Add to the keyword hits the bm25 of `ids` outside the keyword pool.
+
+        Only needed when the pool was full: if it was not, every match that
+        passes the filters is in it already.
+        """
+        keyword = candidates.keyword
+        have = {hit[0] for hit in keyword}
+        missing = sorted({item_id for item_id in ids if item_id not in have})
+        if not missing or len(keyword) < request.pool:
+            return keyword
+        return keyword + await self.keyword_of(conn, candidates.keywords, missing)
+
+    async def complete(
+        self,
+        conn: aiosqlite.Connection,
+        request: Request,
+        candidates: Candidates,
+        ids: Sequence[int],
+    ) -> None:
+        """Score `ids` on both signals: bm25 and cosine where still missing.
+
+        Keyword hits outside the semantic pool get their exact cosine; ids
+        outside the keyword pool get their bm25 if the pool was full (if it
+        was not, every match is in it already).
+        """
+        candidates.keyword = await self._complete_keyword(
+            conn, request, candidates, ids
+        )
+        cosines = await self._similarity(conn, request, candidates, ids)
+        candidates.similarity = candidates.similarity | cosines
+
+    async def _similarity(
+        self,
+        conn: aiosqlite.Connection,
+        request: Request,
+        candidates: Candidates,
+        ids: Sequence[int],
+    ) -> dict[int, float]:
+        """Exact cosines of `ids` outside the semantic pool (none without one)."""
+        vectors = candidates.vectors
+        if request.vector is None or not candidates.semantic or vectors is None:
+            return {}
+        return await cosines_outside_pool(
+            conn,
+            request.vector,
+            candidates.semantic,
+            ids,
+            table=self.tables.embeddings,
+            key=self.tables.key,
+            model=vectors.model,
+        )
+
+    async def _semantic(
+        self, request: Request, vectors: Vectors | None
+    ) -> list[tuple[int, float]]:
+        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
+
+        Reads through the corpus's vector connection, so that it runs beside
+        the keyword query on the reader instead of queueing behind it.
+        """
+        if vectors is None or vectors.conn is None:
+            return []
+        tables = self.tables
+        key = f"e.{tables.key}"
+        base = (
+            f"SELECT {key}, e.vector FROM {tables.embeddings} e "  # noqa: S608
+            f"JOIN {tables.rows} m ON m.id = {key} "
+            f"WHERE e.model = ? AND {request.where}"
+        )
+        return await semantic_pool(
+            vectors.conn,
+            vectors.index,
+            vectors.unit,
+            base=base,
+            args=[vectors.model, *request.params],
+            key=key,
+            pool=max(SEMANTIC_POOL, request.limit),
+        )
