@@ -110,7 +110,9 @@ from custom_components.memory.engine.languages.tags import language_name  # noqa
 from custom_components.memory.engine.text import fold  # noqa: E402
 
 DATA: Final = REPO / "bench" / "data" / "digestion"
-STOP_WORDS_DIR: Final = REPO / "custom_components" / "memory" / "engine" / "languages" / "stopwords"
+STOP_WORDS_DIR: Final = (
+    REPO / "custom_components" / "memory" / "engine" / "languages" / "stopwords"
+)
 # When every conversation of the set took place (its prompt's date).
 STARTED: Final = datetime(2026, 5, 4, 18, 30, tzinfo=UTC)
 _WORDS: Final = re.compile(r"\w+")
