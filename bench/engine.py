@@ -483,7 +483,7 @@ async def task_search(spec: dict[str, Any]) -> dict[str, Any]:
         "index_rss_mib": loaded["VmRSS"] - before["VmRSS"],
         "peak_open_mib": loaded["VmHWM"],
         # The index's own arrays (numpy; vec0 keeps its codes in the file).
-        "index_mib": getattr(store._index, "nbytes", 0) / MIB,  # noqa: SLF001
+        "index_mib": getattr(store.vectors.index, "nbytes", 0) / MIB,
     }
     for mode, plan in plans.items():
         for query in plan[: int(spec["warmup"])]:

@@ -47,7 +47,7 @@ async def test_diagnostics(
 
     with (
         patch(
-            "custom_components.memory.engine.memory_store.MemoryStore.database_bytes",
+            "custom_components.memory.engine.store.database.Database.database_bytes",
             return_value=123_456,
         ),
         patch("custom_components.memory.diagnostics.sqlite3.sqlite_version", "3.x"),

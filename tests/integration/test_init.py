@@ -111,8 +111,8 @@ async def test_load_unload(
     store = mock_config_entry.runtime_data.store
     assert store.path == database_file
     assert await hass.async_add_executor_job(database_file.is_file)
-    assert store._writer is not None
-    assert store._reader is not None
+    assert store.database._writer is not None
+    assert store.database._reader is not None
 
     assert await hass.config_entries.async_unload(mock_config_entry.entry_id)
     await hass.async_block_till_done()
@@ -120,9 +120,9 @@ async def test_load_unload(
     assert entry_state(mock_config_entry) is ConfigEntryState.NOT_LOADED
     # Both connections (each an aiosqlite thread) are closed, and the harness
     # fails any test that leaves a thread, task or timer behind.
-    assert store._writer is None
-    assert store._reader is None
-    assert store._listeners == []
+    assert store.database._writer is None
+    assert store.database._reader is None
+    assert store.database._listeners == []
 
 
 async def test_unload_right_after_write(
@@ -137,7 +137,7 @@ async def test_unload_right_after_write(
     assert await hass.config_entries.async_unload(init_integration.entry_id)
     await hass.async_block_till_done()
 
-    assert store._reader is None
+    assert store.database._reader is None
     assert [
         r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
     ] == []
@@ -155,7 +155,7 @@ async def test_reload_keeps_memories(
 
     assert init_integration.state is ConfigEntryState.LOADED
     assert init_integration.runtime_data.store is not old_store
-    assert old_store._writer is None
+    assert old_store.database._writer is None
     assert await search_ids(hass, query="spare key") == [item_id]
 
 

@@ -39,7 +39,7 @@ async def test_sensors(
     Those a household rarely needs are disabled by default (and have no state).
     """
     with patch(
-        "custom_components.memory.engine.memory_store.MemoryStore.database_bytes",
+        "custom_components.memory.engine.store.database.Database.database_bytes",
         return_value=3 * 1024 * 1024,
     ):
         assert await hass.config_entries.async_reload(init_integration.entry_id)

@@ -519,8 +519,8 @@ _REFERENCE_BM25 = "bm25(memories_fts)"
 
 async def _expression(store: MemoryStore, text: str) -> str:
     """Return the MATCH expression the store makes of `text`."""
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), text, None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), text, None
     )
     assert keywords is not None
     return keywords.expression
@@ -570,8 +570,10 @@ async def test_keyword_pool_equals_full_ranking(
     apple = await _expression(store, "apple")
     for scopes in ((HOUSEHOLD,), (HOUSEHOLD, "person.anna"), ("person.anna",)):
         query = SearchQuery(text="apple", scopes=scopes)
-        hits, cosines, _keywords = await store._hybrid._keyword(
-            store._corpus(store.reader, False), store._request(query), None
+        hits, cosines, _keywords = await store.finder._hybrid._keyword(
+            store.finder._corpus(store.reader, False),
+            store.finder._request(query),
+            None,
         )
         reference = _reference_keyword(db_path, apple, scopes)
         assert [hit[0] for hit in hits] == [item_id for item_id, _ in reference]
@@ -599,15 +601,15 @@ async def test_pool_bm25_equals_full_ranking(
     """bm25 of the semantic pool alone equals its value in the full ranking."""
     store, anna = await _apple_store(store_factory)
     extra = await store.add(memory("pear without the fruit word"))
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), "apple note", None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), "apple note", None
     )
     assert keywords is not None
     reference = dict(
         _reference_keyword(db_path, keywords.expression, (HOUSEHOLD,), 1000)
     )
     some = sorted(reference)[::37]
-    hits = await store._hybrid.keyword_of(
+    hits = await store.finder._hybrid.keyword_of(
         store.reader, keywords, [*some, extra.item.id]
     )
     assert [hit[0] for hit in hits] == sorted(some, key=lambda i: (reference[i], i))
@@ -617,13 +619,13 @@ async def test_pool_bm25_equals_full_ranking(
     ]
     assert all(hit[2] == 1.0 for hit in hits)  # both words in each
     assert (
-        await store._hybrid.keyword_query(
-            store._corpus(store.reader, False), "?!", None
+        await store.finder._hybrid.keyword_query(
+            store.finder._corpus(store.reader, False), "?!", None
         )
         is None
     )
-    assert await store._hybrid.keyword_of(store.reader, None, some) == []
-    assert await store._hybrid.keyword_of(store.reader, keywords, []) == []
+    assert await store.finder._hybrid.keyword_of(store.reader, None, some) == []
+    assert await store.finder._hybrid.keyword_of(store.reader, keywords, []) == []
     assert anna  # person-scoped ones exist but were not asked for
 
 
@@ -634,10 +636,10 @@ async def test_keyword_hits_carry_their_exact_cosine(store: MemoryStore) -> None
         vectors=[vector(i) if i % 2 else None for i in range(8)],
     )
     query = vector(99)
-    corpus = store._corpus(store.reader, False)
-    hits, cosines, _keywords = await store._hybrid._keyword(
+    corpus = store.finder._corpus(store.reader, False)
+    hits, cosines, _keywords = await store.finder._hybrid._keyword(
         corpus,
-        store._request(SearchQuery(text="boiler")),
+        store.finder._request(SearchQuery(text="boiler")),
         await corpus.vectors(query),
     )
     assert len(hits) == 8
@@ -683,14 +685,14 @@ async def test_pool_rows_outside_a_bounded_match_score_on_the_other_terms(
         + [memory(f"Garden note {i}") for i in range(60)]
     )
     store.match_budget = 5
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), "kitchen boiler", None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), "kitchen boiler", None
     )
     assert keywords is not None
     assert keywords.expression == '"boiler"'
     kitchen = [result.item.id for result in added[:3]]
     boiler, garden = added[30].item.id, added[40].item.id
-    hits = await store._hybrid.keyword_of(
+    hits = await store.finder._hybrid.keyword_of(
         store.reader, keywords, [*kitchen, boiler, garden]
     )
     assert hits[0][0] == boiler  # the rare term's row first

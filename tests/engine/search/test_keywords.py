@@ -23,7 +23,7 @@ async def _query(store: MemoryStore, text: str, budget: int = 10_000):  # type: 
         text,
         ["en"],
         vocab="memories_fts_vocab",
-        total=await store._hybrid.rows.count(store.reader),
+        total=await store.finder._hybrid.rows.count(store.reader),
         budget=budget,
     )
 
@@ -142,20 +142,20 @@ async def test_terms_outside_the_match_still_rank_what_it_finds(
     both = await store.add(memory("Boiler check in the kitchen"))
     rare = await store.add(memory("Boiler low"))
     query = SearchQuery(text="kitchen boiler")
-    request = store._request(query)
-    full, _cosines, _keywords = await store._hybrid._keyword(
-        store._corpus(store.reader, False), request, None
+    request = store.finder._request(query)
+    full, _cosines, _keywords = await store.finder._hybrid._keyword(
+        store.finder._corpus(store.reader, False), request, None
     )
     store.match_budget = 10
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), "kitchen boiler", None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), "kitchen boiler", None
     )
     assert keywords is not None
     assert keywords.expression == '"boiler"'
     assert set(keywords.others) == {"kitchen"}
     assert keywords.rest("boiler check kitchen") > 0 == keywords.rest("boiler low")
-    bounded, _cosines, _keywords = await store._hybrid._keyword(
-        store._corpus(store.reader, False), request, None
+    bounded, _cosines, _keywords = await store.finder._hybrid._keyword(
+        store.finder._corpus(store.reader, False), request, None
     )
     assert [hit[0] for hit in bounded] == [both.item.id, rare.item.id]
     assert [hit[0] for hit in full[:2]] == [both.item.id, rare.item.id]
@@ -173,8 +173,8 @@ async def test_rows_holding_every_term_are_always_candidates(
     # One word longer than the notes: last of the 250 on "boiler" alone.
     wordy = await store.add(memory("Boiler check in the kitchen today"))
     store.match_budget = 300
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), "kitchen boiler", None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), "kitchen boiler", None
     )
     assert keywords is not None
     assert keywords.expression == '"boiler"'
@@ -265,8 +265,8 @@ async def test_a_query_in_another_language_than_the_default(db_path: Path) -> No
         assert contents(english) == ["The boiler is in the cellar"]
         # "die" and "ist" are German stop words: never a term, whichever
         # language also analyses the query.
-        keywords = await store._hybrid.keyword_query(
-            store._corpus(store.reader, False), "die ist", "de"
+        keywords = await store.finder._hybrid.keyword_query(
+            store.finder._corpus(store.reader, False), "die ist", "de"
         )
         assert keywords is None
     finally:
@@ -294,8 +294,8 @@ async def test_hostile_text_is_a_valid_match(
         await store.add_many(
             [memory("seed note: not now or never"), memory("Der Heizöltank, ab 生日")]
         )
-    keywords = await store._hybrid.keyword_query(
-        store._corpus(store.reader, False), text, language or None
+    keywords = await store.finder._hybrid.keyword_query(
+        store.finder._corpus(store.reader, False), text, language or None
     )
     if keywords is not None:
         await store.reader.execute_fetchall(

@@ -44,14 +44,14 @@ from tests.engine.conftest import (
 
 
 async def test_bare_database_has_no_index(db_path: Path) -> None:
-    """The bottom layer opens, migrates and closes with no vector index."""
+    """The database alone opens, migrates and closes: no derived data to load."""
     database = database_module.Database(db_path, model=MODEL)
     await database.open(defer_index=True)
     try:
         assert await database.schema_version(database.reader) == SCHEMA_VERSION
         await database.load_index()
-        assert database._index is None
-        assert not database._index_pending
+        assert database._derived == []
+        assert not database._derived_pending
     finally:
         await database.close()
     assert database_module.Database(db_path).database_bytes() > 0
@@ -129,7 +129,7 @@ async def test_auto_backend_is_numpy(
     """`auto` uses the numpy index even where sqlite-vec loads: no vec0 table."""
     store = await store_factory(vector_backend="auto")
     assert store.vector_backend == "numpy"
-    assert store._shard_readers == []
+    assert store.database._shard_readers == []
     item = (await store.add(memory("Auto"), vector=vector(1))).item
     assert (await store.stats()).vector_backend == "numpy"
     assert ids(await store.search(SearchQuery(vector=vector(1)))) == [item.id]
@@ -378,7 +378,7 @@ def test_database_bytes_without_files(tmp_path: Path) -> None:
 async def test_vec0_searches_during_writes(store_factory: StoreFactory) -> None:
     """Searches over both shards run while vectors are added, replaced, forgotten."""
     store = await store_factory(vector_backend="sqlite-vec")
-    assert len(store._shard_readers) == database_module.VEC0_SHARDS - 1
+    assert len(store.database._shard_readers) == database_module.VEC0_SHARDS - 1
     first = await store.add_many(
         [memory(f"Steady note {i}") for i in range(60)],
         vectors=[vector(i) for i in range(60)],
@@ -417,7 +417,7 @@ async def test_vec0_searches_during_writes(store_factory: StoreFactory) -> None:
         hits = await store.search(SearchQuery(vector=vector(5000 + batch), limit=1))
         assert ids(hits) == [first[batch].item.id]
     await store.close()
-    assert store._shard_readers == []
+    assert store.database._shard_readers == []
 
 
 @pytest.mark.parametrize(

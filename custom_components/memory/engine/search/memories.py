@@ -5,7 +5,8 @@ module says what is the memories' own: their filters (status, expiry,
 scopes, types, tags, age), a follow-up's earlier turns, the store's vector
 index on its own connection, and the step after fusion that scores a
 conversation turn with its neighbours (`MemoryCorpus.refine`,
-`fusion.add_context`).
+`fusion.add_context`). `MemorySearch` holds the `Database`, the memories'
+vectors (`MemoryVectors`) and their table (`MemoryTable.get_many`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from ..models import MemoryItem, SearchHit, SearchQuery, Vector, to_timestamp
 from ..sql import IDS, placeholders, rows_in
 from ..store import (
     ITEM_COLUMNS,
-    MemoryCuration,
+    Database,
+    MemoryTable,
+    MemoryVectors,
     normalize_tags,
     row_to_item,
     validate_limit,
@@ -52,15 +55,19 @@ def validate_earlier(earlier: Sequence[tuple[str, float]]) -> None:
             raise InvalidInputError("an earlier turn needs text and a weight in (0, 1]")
 
 
-class MemorySearch(MemoryCuration):
+class MemorySearch:
     """The memories, found by keywords and meaning."""
 
     # Rows a keyword MATCH may find (`keywords.MATCH_BUDGET`).
     match_budget: int = MATCH_BUDGET
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """As `MemoryDatabase`; the hybrid search's counts are kept per store."""
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, database: Database, vectors: MemoryVectors, table: MemoryTable
+    ) -> None:
+        """Hold the parts it reads; the hybrid search's counts are kept per store."""
+        self._db = database
+        self._vectors = vectors
+        self._table = table
         self._hybrid = HybridSearch(MEMORY_TABLES)
 
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any]]:
@@ -71,7 +78,7 @@ class MemorySearch(MemoryCuration):
             params.append(query.status)
         if query.status == "active":
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
-            params.append(self._clock())
+            params.append(self._db.now())
         if query.scopes is not None:
             clauses.append(f"m.scope IN ({placeholders(len(query.scopes))})")
             params.extend(query.scopes)
@@ -108,19 +115,19 @@ class MemorySearch(MemoryCuration):
         """Present the memories as a corpus, with this store's handles."""
         return MemoryCorpus(
             reader=reader,
-            language=self.language,
+            language=self._db.language,
             match_budget=self.match_budget,
             context=context,
-            vector_reader=self._vector_reader,
-            index=self._index,
-            model=self._model,
-            cosine_scale=self.cosine_scale,
-            items=self.get_many,
+            vector_reader=next(iter(self._db.vector_readers), None),
+            index=self._vectors.index,
+            model=self._db.model,
+            cosine_scale=self._vectors.cosine_scale,
+            items=self._table.get_many,
         )
 
     async def search(self, query: SearchQuery) -> list[SearchHit]:
         """Find memories: keyword, semantic or both, fused into one ranking."""
-        _writer, reader = self._require()
+        _writer, reader = self._db.connections()
         validate_limit(query.limit)
         validate_earlier(query.earlier)
         if query.scopes is not None and not query.scopes:

@@ -1,9 +1,11 @@
 """Store: the database file and the memories table.
 
 `database` (connections, pragmas, migrations via `schema`, the writes'
-lock, listeners), `integrity`, `files`, `vec0_leftovers`; the memories
-table: `rows` (validation, mapping, inserts), `memories`, `memory_vectors`,
-`curation`, `browse` (pages and history), `lookups`, `reanalysis`.
+lock, listeners; held, not inherited, by the parts below), `parts` (what
+its holders see of it), `integrity`, `files`, `vec0_leftovers`; the
+memories table: `rows` (validation, mapping, inserts), `memories`,
+`memory_vectors`, `curation`, `browse` (pages and history), `lookups`,
+`reanalysis`.
 """
 
 from .browse import (
@@ -16,9 +18,13 @@ from .browse import (
     keyset_page,
 )
 from .curation import MemoryCuration
+from .database import BackendChoice, Database
 from .files import DATABASE_SUFFIXES, marker_path, move_aside, remove_database
 from .integrity import IntegrityCheck
 from .lookups import active_by_topic, find_active, stored_vectors
+from .memories import MemoryTable
+from .memory_vectors import MemoryVectors
+from .parts import DatabaseAccess, DerivedData, EraseListener
 from .reanalysis import BATCH, pending, prepare, write
 from .rows import (
     ITEM_COLUMNS,
@@ -37,11 +43,18 @@ __all__ = [
     "DATABASE_SUFFIXES",
     "ITEM_COLUMNS",
     "SCHEMA_VERSION",
+    "BackendChoice",
     "BrowsePage",
     "BrowseQuery",
+    "Database",
+    "DatabaseAccess",
+    "DerivedData",
+    "EraseListener",
     "IntegrityCheck",
     "Keyset",
     "MemoryCuration",
+    "MemoryTable",
+    "MemoryVectors",
     "active_by_topic",
     "browse",
     "count_rows",

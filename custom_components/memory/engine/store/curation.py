@@ -3,7 +3,8 @@
 What the Memory panel does to a memory besides rewording it (a new wording
 is a new memory superseding the old: `MemoryTable.supersede`) and
 forgetting it (`MemoryTable.forget`). Every change keeps the one active
-copy per text and scope, refusing rather than merging.
+copy per text and scope, refusing rather than merging. `MemoryCuration`
+holds the `Database` and reads memories through the `MemoryTable`.
 """
 
 from __future__ import annotations
@@ -22,12 +23,18 @@ from ..languages import ANALYSIS_VERSION
 from ..models import MemoryItem, MemoryStatus, MemoryType, NewMemory, to_timestamp
 from ..sql import placeholders
 from ..transactions import immediate_transaction
+from .database import Database
 from .memories import MemoryTable
 from .rows import check_ids, memory_key, memory_terms, validate_memory
 
 
-class MemoryCuration(MemoryTable):
+class MemoryCuration:
     """The memories, changed by hand."""
+
+    def __init__(self, database: Database, table: MemoryTable) -> None:
+        """Hold the database and the memories' table (its reads)."""
+        self._db = database
+        self._table = table
 
     async def update_details(
         self,
@@ -46,10 +53,10 @@ class MemoryCuration(MemoryTable):
         owner (scope) that already has this text refuses, as an add would;
         the old and the new owner's exports are rewritten (`erased`).
         """
-        writer, _reader = self._require()
-        now = self._clock()
-        async with self._write_lock:
-            item = (await self.get_many([item_id], conn=writer)).get(item_id)
+        writer, _reader = self._db.connections()
+        now = self._db.now()
+        async with self._db.write_lock:
+            item = (await self._table.get_many([item_id], conn=writer)).get(item_id)
             if item is None:
                 raise UnknownMemoryError(
                     f"no memory with id {item_id}", ids=str(item_id)
@@ -94,7 +101,7 @@ class MemoryCuration(MemoryTable):
                         to_timestamp(expiry),
                         now,
                         memory_terms(
-                            item.content, new_tags, item.language or self.language
+                            item.content, new_tags, item.language or self._db.language
                         ),
                         ANALYSIS_VERSION,
                         item_id,
@@ -107,10 +114,10 @@ class MemoryCuration(MemoryTable):
                     "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)",
                     [(item_id, tag) for tag in new_tags],
                 )
-            updated = (await self.get_many([item_id], conn=writer))[item_id]
-        self._changed()
+            updated = (await self._table.get_many([item_id], conn=writer))[item_id]
+        self._db.changed()
         if new_scope != item.scope:
-            await self.erased({item.scope, new_scope})
+            await self._db.erased({item.scope, new_scope})
         return updated
 
     async def restore(self, ids: Sequence[int]) -> list[int]:
@@ -121,14 +128,14 @@ class MemoryCuration(MemoryTable):
         one), or one whose text an active memory of its scope has by now,
         raise before anything changes.
         """
-        writer, _reader = self._require()
+        writer, _reader = self._db.connections()
         unique = sorted(set(ids))
         if not unique:
             return []
-        now = self._clock()
-        async with self._write_lock:
+        now = self._db.now()
+        async with self._db.write_lock:
             await check_ids(writer, unique)
-            items = await self.get_many(unique, conn=writer)
+            items = await self._table.get_many(unique, conn=writer)
             archived = [i for i in unique if items[i].status is MemoryStatus.ARCHIVED]
             for item_id in unique:
                 if items[item_id].status is MemoryStatus.SUPERSEDED:
@@ -168,5 +175,5 @@ class MemoryCuration(MemoryTable):
                         f"THEN NULL ELSE expires_at END WHERE id IN ({marks})",
                         [now, now, *archived],
                     )
-        self._changed()
+        self._db.changed()
         return unique

@@ -9,12 +9,16 @@ the `vec0` shards at the same time. Opening checks the file (fully only
 after an unclean close, `integrity.py`) and migrates it (`schema.py`);
 every use checks that the file is still the one opened. Listeners hear of
 every committed change and of every erase for good.
+
+It is held, not inherited: the memories' table, vectors, search and the
+queues reach it through its public methods; derived data (the vector
+index) registers with `add_derived` (`parts.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 import contextlib
 import logging
 from pathlib import Path
@@ -32,9 +36,10 @@ from ..errors import (
 )
 from ..languages import DEFAULT_LANGUAGE, language_code
 from ..transactions import immediate_transaction
-from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC, VectorIndex
+from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC
 from .files import make_private
 from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
+from .parts import DerivedData, EraseListener
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .vec0_leftovers import drop_vec0_tables
 
@@ -49,12 +54,6 @@ VEC0_SHARDS: Final = 2
 _BUSY_TIMEOUT_MS: Final = 10_000
 # How long closing waits for a write in flight (seconds).
 CLOSE_WAIT: Final = 10.0
-
-# Awaited with the scopes whose text was just erased for good (a purge, the
-# conversation retention), after the erase is committed. The export mirror
-# rewrites its files with it; a listener that could not make its copies go
-# raises a `StoreError`, which the erasing call then raises.
-type EraseListener = Callable[[frozenset[str]], Awaitable[None]]
 
 
 def check_database_file(path: Path, known: tuple[int, int] | None) -> tuple[int, int]:
@@ -93,6 +92,17 @@ async def _thread_ended(conn: aiosqlite.Connection) -> None:
         await asyncio.to_thread(thread.join)
 
 
+async def erase_wal(writer: aiosqlite.Connection) -> None:
+    """Drop the copies a DELETE leaves in the write-ahead log.
+
+    Its pages are folded into the file (where secure_delete zeroes the
+    freed ones) and the log is truncated. The vec0 index needs nothing
+    more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
+    which the purge tests check. Called with writes held.
+    """
+    await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 class Database:
     """One SQLite database file: its connections, their life cycle, its writes' lock."""
 
@@ -126,7 +136,7 @@ class Database:
         # only when sqlite-vec may be used).
         self._shard_readers: list[aiosqlite.Connection] = []
         self._write_lock = asyncio.Lock()
-        self._index: VectorIndex | None = None
+        self._derived: list[DerivedData] = []
         self._sqlite_vec = False
         self._listeners: list[Callable[[], None]] = []
         self._erase_listeners: list[EraseListener] = []
@@ -135,7 +145,7 @@ class Database:
         self._identity: tuple[int, int] | None = None
         # Set by a successful `open`: its `close` leaves the clean marker.
         self._opened = False
-        self._index_pending = False
+        self._derived_pending = False
         self.last_check: IntegrityCheck | None = None
 
     # -- life cycle ---------------------------------------------------------
@@ -185,9 +195,9 @@ class Database:
                 # What an earlier version kept in sqlite-vec's tables goes.
                 await drop_vec0_tables(self._writer)
             if defer_index:
-                self._index_pending = True
+                self._derived_pending = True
             else:
-                await self._load_index()
+                await self._load_derived()
         except sqlite3.DatabaseError as err:
             await self.close()
             if isinstance(err, sqlite3.OperationalError) and (
@@ -217,10 +227,10 @@ class Database:
         searches on keywords only, with a warning.
         """
         async with self._write_lock:
-            if not self._index_pending or self._writer is None:
+            if not self._derived_pending or self._writer is None:
                 return
             try:
-                await self._load_index()
+                await self._load_derived()
             except sqlite3.Error as err:
                 _LOGGER.warning(
                     "The memory vector index did not load; searches use keywords "
@@ -260,7 +270,7 @@ class Database:
 
         Writes and searches go on meanwhile. The result is also kept in `last_check`.
         """
-        self._require()
+        self.connections()
         conn = await self._connect()
         try:
             self.last_check = await check(conn, "full", self._clock())
@@ -326,9 +336,36 @@ class Database:
             ) from err
         return True
 
-    async def _load_index(self) -> None:
-        """Build the vector index: `MemoryVectors` does; a bare database has none."""
-        self._index_pending = False
+    def add_derived(self, derived: DerivedData) -> None:
+        """Build `derived` at open (or `load_index`) and release it at close."""
+        self._derived.append(derived)
+
+    async def _load_derived(self) -> None:
+        """Build the derived data not built yet; a bare database has none."""
+        self._derived_pending = False
+        for derived in self._derived:
+            if not derived.loaded:
+                await derived.load()
+
+    @property
+    def write_lock(self) -> asyncio.Lock:
+        """The single writer's lock: held for a whole write, its index updates too."""
+        return self._write_lock
+
+    @property
+    def vector_readers(self) -> list[aiosqlite.Connection]:
+        """Searches' vector-side connections: the first, then the vec0 shards'."""
+        first = [] if self._vector_reader is None else [self._vector_reader]
+        return [*first, *self._shard_readers]
+
+    @property
+    def uses_sqlite_vec(self) -> bool:
+        """Whether sqlite-vec's extension is loaded on every connection."""
+        return self._sqlite_vec
+
+    def now(self) -> float:
+        """Return the database's clock's time (seconds since the epoch)."""
+        return self._clock()
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -337,15 +374,15 @@ class Database:
         For engine modules that keep their own tables (conversation log,
         embedding queue); listeners fire after it commits.
         """
-        writer, _reader = self._require()
+        writer, _reader = self.connections()
         async with self._write_lock, immediate_transaction(writer):
             yield writer
-        self._changed()
+        self.changed()
 
     @property
     def reader(self) -> aiosqlite.Connection:
         """The read-only connection: sees committed data, never waits for writes."""
-        return self._require()[1]
+        return self.connections()[1]
 
     async def pause_writes(self) -> None:
         """Fold the WAL into the main file and hold writes until resumed.
@@ -353,7 +390,7 @@ class Database:
         A backup that copies the database file meanwhile gets a consistent
         copy; searches keep working.
         """
-        writer, _reader = self._require()
+        writer, _reader = self.connections()
         await self._write_lock.acquire()
         try:
             await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -376,7 +413,7 @@ class Database:
         connection under it would fail it half way. Paused writes (a backup)
         hold the lock: closing does not wait for those.
         """
-        self._index_pending = False  # a `load_index` still waiting: nothing to do
+        self._derived_pending = False  # a `load_index` still waiting: nothing to do
         if self._writer is not None and not self._paused:
             try:
                 async with asyncio.timeout(CLOSE_WAIT):
@@ -384,9 +421,8 @@ class Database:
                 self._write_lock.release()
             except TimeoutError:
                 _LOGGER.warning("Closing the memory database during a slow write")
-        if self._index is not None:
-            await self._index.close()
-            self._index = None
+        for derived in self._derived:
+            await derived.close()
         shard_readers, self._shard_readers = self._shard_readers, []
         for conn in (*shard_readers, self._vector_reader, self._reader, self._writer):
             if conn is not None:
@@ -403,7 +439,8 @@ class Database:
             except OSError as err:
                 _LOGGER.debug("Cannot mark the memory database closed: %s", err)
 
-    def _require(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
+    def connections(self) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
+        """Return the writer (under `write_lock` only) and the reader, file checked."""
         if self._writer is None or self._reader is None:
             raise DatabaseUnavailableError("the memory store is not open", path="")
         self._identity = check_database_file(self.path, self._identity)
@@ -414,9 +451,20 @@ class Database:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def _changed(self) -> None:
+    def changed(self) -> None:
+        """Tell the listeners that a change was committed."""
         for listener in list(self._listeners):
             listener()
+
+    async def truncate_wal(self) -> None:
+        """Erase what deleted rows left in the write-ahead log.
+
+        For engine modules that delete through `transaction()` (the
+        conversation log) and must leave no copy of the text behind.
+        """
+        writer, _reader = self.connections()
+        async with self._write_lock:
+            await erase_wal(writer)
 
     def add_erase_listener(self, listener: EraseListener) -> Callable[[], None]:
         """Await `listener` after every erase for good; returns a remover.

@@ -1,8 +1,9 @@
 """The `memories` table: add, read, forget, expire, supersede, reword, count.
 
-Every write runs under the database's single-writer lock in one
-transaction, and listeners hear of it once committed; a purge leaves no
-copy of the text in the database files.
+`MemoryTable` holds the `Database` and the memories' vectors
+(`MemoryVectors`). Every write runs under the database's single-writer lock
+in one transaction, and listeners hear of it once committed; a purge leaves
+no copy of the text in the database files.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats,
 from ..sql import IDS, placeholders, rows_in, storable_ids
 from ..transactions import immediate_transaction
 from ..vectors import as_unit_vector
+from .database import Database, erase_wal
 from .memory_vectors import MemoryVectors
 from .rows import (
     ITEM_COLUMNS,
@@ -33,8 +35,13 @@ from .rows import (
 )
 
 
-class MemoryTable(MemoryVectors):
-    """The database, with the memories it holds and their vectors."""
+class MemoryTable:
+    """The memories a database holds, with their vectors."""
+
+    def __init__(self, database: Database, vectors: MemoryVectors) -> None:
+        """Hold the database and the memories' vectors."""
+        self._db = database
+        self._vectors = vectors
 
     async def add(
         self, memory: NewMemory, *, vector: npt.ArrayLike | None = None
@@ -53,9 +60,9 @@ class MemoryTable(MemoryVectors):
 
         `vectors` (of the store's model) are stored for newly created items.
         """
-        writer, _reader = self._require()
+        writer, _reader = self._db.connections()
         prepared = [
-            (replace(memory, language=memory.language or self.language), *checked)
+            (replace(memory, language=memory.language or self._db.language), *checked)
             for memory in memories
             for checked in (validate_memory(memory),)
         ]
@@ -65,22 +72,22 @@ class MemoryTable(MemoryVectors):
             None if vector is None else as_unit_vector(vector)
             for vector in (vectors or [None] * len(memories))
         ]
-        if any(unit is not None for unit in units) and self._model is None:
+        if any(unit is not None for unit in units) and self._db.model is None:
             raise InvalidInputError("the store has no embedding model for vectors")
-        now = self._clock()
+        now = self._db.now()
         new_vectors: dict[int, Vector] = {}
-        async with self._write_lock:
+        async with self._db.write_lock:
             async with immediate_transaction(writer):
                 outcome = await insert_many(writer, prepared, now)
                 for (item_id, created), unit in zip(outcome, units, strict=True):
                     if created and unit is not None:
                         new_vectors[item_id] = unit
                 if new_vectors:
-                    await self._store_vectors(writer, new_vectors)
+                    await self._vectors.store(writer, new_vectors)
             if new_vectors:
-                await self._index_add(new_vectors)
+                await self._vectors.index_add(new_vectors)
         items = await self.get_many([item_id for item_id, _ in outcome], conn=writer)
-        self._changed()
+        self._db.changed()
         return [
             AddResult(item=items[item_id], created=created)
             for item_id, created in outcome
@@ -93,13 +100,13 @@ class MemoryTable(MemoryVectors):
         full-text index and truncates the write-ahead log, so the text is gone
         from the database files, not only hidden.
         """
-        writer, _reader = self._require()
+        writer, _reader = self._db.connections()
         unique = sorted(set(ids))
         if not unique:
             return []
-        now = self._clock()
+        now = self._db.now()
         scopes: set[str] = set()
-        async with self._write_lock:
+        async with self._db.write_lock:
             await check_ids(writer, unique)
             marks = placeholders(len(unique))
             async with immediate_transaction(writer):
@@ -120,40 +127,18 @@ class MemoryTable(MemoryVectors):
                         [now, now, *unique],
                     )
             if purge:
-                if self._index is not None:
-                    await self._index.remove(unique)
-                await self._erase_leftovers(writer)
-        self._changed()
-        await self.erased(scopes)
+                await self._vectors.remove(unique)
+                await erase_wal(writer)
+        self._db.changed()
+        await self._db.erased(scopes)
         return unique
-
-    @staticmethod
-    async def _erase_leftovers(writer: aiosqlite.Connection) -> None:
-        """Drop the copies a DELETE leaves in the write-ahead log.
-
-        Its pages are folded into the file (where secure_delete zeroes the
-        freed ones) and the log is truncated. The vec0 index needs nothing
-        more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
-        which the purge tests check.
-        """
-        await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    async def truncate_wal(self) -> None:
-        """Erase what deleted rows left in the write-ahead log.
-
-        For engine modules that delete through `transaction()` (the
-        conversation log) and must leave no copy of the text behind.
-        """
-        writer, _reader = self._require()
-        async with self._write_lock:
-            await self._erase_leftovers(writer)
 
     async def expire_due(self) -> list[int]:
         """Archive active memories whose expiry time has passed."""
-        writer, _reader = self._require()
-        now = self._clock()
+        writer, _reader = self._db.connections()
+        now = self._db.now()
         async with (
-            self._write_lock,
+            self._db.write_lock,
             writer.execute(
                 # Without INDEXED BY, SQLite walks every active memory's row
                 # through the status index: 0.4 s at 100k with a cold cache,
@@ -168,21 +153,21 @@ class MemoryTable(MemoryVectors):
         ):
             expired = [int(row[0]) for row in await cursor.fetchall()]
         if expired:
-            self._changed()
+            self._db.changed()
         return expired
 
     async def mark_recalled(self, ids: Sequence[int]) -> None:
         """Record that memories were put into a prompt."""
-        writer, _reader = self._require()
+        writer, _reader = self._db.connections()
         unique = sorted(set(ids))
         if not unique:
             return
-        async with self._write_lock:
+        async with self._db.write_lock:
             await writer.execute(
                 "UPDATE memories SET last_recalled_at = ?, "
                 f"recall_count = recall_count + 1 WHERE id IN "
                 f"({placeholders(len(unique))})",
-                [self._clock(), *unique],
+                [self._db.now(), *unique],
             )
 
     # -- reads --------------------------------------------------------------
@@ -196,7 +181,7 @@ class MemoryTable(MemoryVectors):
     ) -> dict[int, MemoryItem]:
         """Memories by id; missing ids are absent from the result."""
         if conn is None:
-            _writer, conn = self._require()
+            _writer, conn = self._db.connections()
         rows = await rows_in(
             conn,
             f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.id IN ({IDS})",
@@ -217,11 +202,11 @@ class MemoryTable(MemoryVectors):
         is the replacement (and if it is `old_id` itself, nothing changes).
         Returns `(new, old)`.
         """
-        writer, _reader = self._require()
+        writer, _reader = self._db.connections()
         content, tags = validate_memory(new)
         olds = list(dict.fromkeys([old_id, *also]))
-        now = self._clock()
-        async with self._write_lock:
+        now = self._db.now()
+        async with self._db.write_lock:
             current = await self.get_many(olds, conn=writer)
             missing = [item_id for item_id in olds if item_id not in current]
             if missing:
@@ -236,7 +221,7 @@ class MemoryTable(MemoryVectors):
                         id=str(item.id),
                     )
             # A correction without a language of its own keeps the old one's.
-            language = new.language or current[old_id].language or self.language
+            language = new.language or current[old_id].language or self._db.language
             new = replace(new, language=language)
             async with immediate_transaction(writer):
                 new_id, _created = await insert_memory(writer, new, content, tags, now)
@@ -249,7 +234,7 @@ class MemoryTable(MemoryVectors):
                         [new_id, now, now, *replaced],
                     )
             items = await self.get_many([new_id, old_id], conn=writer)
-        self._changed()
+        self._db.changed()
         return items[new_id], items[old_id]
 
     async def update_content(
@@ -270,9 +255,9 @@ class MemoryTable(MemoryVectors):
         Raises `InvalidInputError` if another active memory of the scope has
         the same text.
         """
-        writer, _reader = self._require()
-        now = self._clock()
-        async with self._write_lock:
+        writer, _reader = self._db.connections()
+        now = self._db.now()
+        async with self._db.write_lock:
             item = (await self.get_many([item_id], conn=writer)).get(item_id)
             if item is None:
                 raise UnknownMemoryError(
@@ -309,15 +294,15 @@ class MemoryTable(MemoryVectors):
                         confidence,
                         topic,
                         now,
-                        memory_terms(text, item.tags, item.language or self.language),
+                        memory_terms(
+                            text, item.tags, item.language or self._db.language
+                        ),
                         ANALYSIS_VERSION,
                         item_id,
                     ),
                 )
                 if reworded:
-                    await writer.execute(
-                        "DELETE FROM embeddings WHERE memory_id = ?", (item_id,)
-                    )
+                    await self._vectors.delete(writer, item_id)
                     # The queue's text hash (embedding_queue.text_hash).
                     digest = hashlib.sha256(text.encode("utf-8")).digest()
                     await writer.execute(
@@ -326,19 +311,18 @@ class MemoryTable(MemoryVectors):
                         "updated_at = ? WHERE memory_id = ?",
                         (digest, now, item_id),
                     )
-            if reworded and self._index is not None:
-                await self._index.remove([item_id])
+            if reworded:
+                await self._vectors.remove([item_id])
             updated = (await self.get_many([item_id], conn=writer))[item_id]
-        self._changed()
+        self._db.changed()
         return updated
 
     async def stats(self) -> StoreStats:
         """Return counts and sizes for sensors and diagnostics (never content)."""
-        _writer, reader = self._require()
+        _writer, reader = self._db.connections()
         by_status: dict[str, int] = {}
         by_type: dict[str, int] = {}
         by_scope: dict[str, int] = {}
-        vectors: dict[str, int] = {}
         queries: tuple[tuple[str, dict[str, int]], ...] = (
             ("SELECT status, count(*) FROM memories GROUP BY status", by_status),
             # Counted from covering indexes: through the status index SQLite
@@ -359,18 +343,17 @@ class MemoryTable(MemoryVectors):
                 ),
                 by_scope,
             ),
-            ("SELECT model, count(*) FROM embeddings GROUP BY model", vectors),
         )
         for sql, target in queries:
             async with reader.execute(sql) as cursor:
                 target.update({row[0]: int(row[1]) for row in await cursor.fetchall()})
         return StoreStats(
-            schema_version=await self.schema_version(reader),
-            vector_backend=self.vector_backend,
-            active_model=self._model,
+            schema_version=await self._db.schema_version(reader),
+            vector_backend=self._db.vector_backend,
+            active_model=self._db.model,
             by_status=by_status,
             active_by_type=by_type,
             active_by_scope=by_scope,
-            vectors_by_model=vectors,
-            database_bytes=self.database_bytes(),
+            vectors_by_model=await self._vectors.counts(reader),
+            database_bytes=self._db.database_bytes(),
         )

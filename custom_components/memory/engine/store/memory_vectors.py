@@ -4,11 +4,12 @@ The index (numpy, or sqlite-vec's `vec0` shards) is derived data: built
 from the `embeddings` table at open, or later with `load_index`, and kept
 in step with every write of vectors; so is a sample of the vectors
 (`cosine_scale.CosineScale`), which tells fusion how unrelated texts score.
+`MemoryVectors` holds the `Database` and registers with it as derived data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 import hashlib
 from typing import Final
 
@@ -38,11 +39,34 @@ def _model_table(model: str) -> str:
     return "vec_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
 
-class MemoryVectors(Database):
-    """The database, with the active model's vectors of memories and their index."""
+class MemoryVectors:
+    """The active model's vectors of memories in a database, and their index."""
 
-    # A sample of the active model's stored vectors (set with the index).
-    _vector_scale: CosineScale | None = None
+    def __init__(self, database: Database) -> None:
+        """Hold `database`; the index is built when it opens (or `load_index`)."""
+        self._db = database
+        self._index: VectorIndex | None = None
+        # A sample of the active model's stored vectors (set with the index).
+        self._vector_scale: CosineScale | None = None
+        self._loaded = False
+        database.add_derived(self)
+
+    @property
+    def index(self) -> VectorIndex | None:
+        """The active model's index; None before it is built or without vectors."""
+        return self._index
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the index was built since the database opened."""
+        return self._loaded
+
+    async def close(self) -> None:
+        """Release the index (the database is closing)."""
+        self._loaded = False
+        if self._index is not None:
+            await self._index.close()
+            self._index = None
 
     def cosine_scale(self, unit: Vector) -> Scale | None:
         """Give how a unit query scores with unrelated memories (active model)."""
@@ -55,30 +79,27 @@ class MemoryVectors(Database):
         row = next(iter(rows), None)
         return int(row[0]) if row else None
 
-    async def _load_index(self) -> None:
+    async def load(self) -> None:
         """Build the active model's index from `embeddings` (derived data)."""
-        writer, reader = self._require()
+        writer, reader = self._db.connections()
         self._index = None
-        self._index_pending = False
+        self._loaded = True
         self._vector_scale = sample = CosineScale()
-        if self._model is None:
+        model = self._db.model
+        if model is None:
             return
-        dim = await self._model_dim(reader, self._model)
+        dim = await self._model_dim(reader, model)
         if dim is None:
             return
         async with reader.execute(
-            "SELECT count(*) FROM embeddings WHERE model = ?", (self._model,)
+            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
         ) as cursor:
             row = await cursor.fetchone()
         stored = int(row[0]) if row else 0
         index: VectorIndex
-        if self._sqlite_vec:
-            assert self._vector_reader is not None  # noqa: S101 - opened with reader
+        if self._db.uses_sqlite_vec:
             vec_index = SqliteVecIndex(
-                writer,
-                [self._vector_reader, *self._shard_readers],
-                _model_table(self._model),
-                dim,
+                writer, self._db.vector_readers, _model_table(model), dim
             )
             await vec_index.create()
             index = vec_index
@@ -90,7 +111,7 @@ class MemoryVectors(Database):
                         "SELECT vector FROM embeddings WHERE model = ? AND memory_id "
                         "IN (SELECT memory_id FROM embeddings WHERE model = ? "
                         "ORDER BY (memory_id * 2654435761) % 4294967296 LIMIT ?)",
-                        (self._model, self._model, SAMPLE_SIZE),
+                        (model, model, SAMPLE_SIZE),
                     )
                 )
                 if rows:
@@ -105,7 +126,7 @@ class MemoryVectors(Database):
         else:
             index = NumpyIndex(dim, capacity=stored)
         async with reader.execute(
-            "SELECT memory_id, vector FROM embeddings WHERE model = ?", (self._model,)
+            "SELECT memory_id, vector FROM embeddings WHERE model = ?", (model,)
         ) as cursor:
             while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
                 ids = [row[0] for row in rows]
@@ -116,17 +137,22 @@ class MemoryVectors(Database):
                 sample.add(matrix)
         self._index = index
 
-    async def _store_vectors(
+    async def store(
         self, conn: aiosqlite.Connection, vectors: Mapping[int, Vector]
     ) -> None:
-        """Write unit vectors of the active model; learn its dimension once."""
-        assert self._model is not None  # noqa: S101 - checked by callers
+        """Write unit vectors of the active model; learn its dimension once.
+
+        In the caller's transaction, with writes held; `index_add` follows
+        once it committed.
+        """
+        model = self._db.model
+        assert model is not None  # noqa: S101 - checked by callers
         dims = {len(vector) for vector in vectors.values()}
-        known = await self._model_dim(conn, self._model)
+        known = await self._model_dim(conn, model)
         expected = known if known is not None else min(dims)
         if dims != {expected}:
             raise VectorDimensionError(
-                f"model {self._model} makes {expected}-dimensional vectors, "
+                f"model {model} makes {expected}-dimensional vectors, "
                 f"got {sorted(dims)}",
                 expected=str(expected),
                 got=",".join(str(dim) for dim in sorted(dims)),
@@ -134,20 +160,37 @@ class MemoryVectors(Database):
         if known is None:
             await conn.execute(
                 "INSERT INTO embedding_models (model, dim, created_at) VALUES (?, ?, ?)",
-                (self._model, expected, self._clock()),
+                (model, expected, self._db.now()),
             )
         await conn.executemany(
             "INSERT OR REPLACE INTO embeddings (memory_id, model, vector) "
             "VALUES (?, ?, ?)",
-            [
-                (item_id, self._model, vector.tobytes())
-                for item_id, vector in vectors.items()
-            ],
+            [(item_id, model, vector.tobytes()) for item_id, vector in vectors.items()],
         )
 
-    async def _index_add(self, vectors: Mapping[int, Vector]) -> None:
+    async def delete(self, conn: aiosqlite.Connection, item_id: int) -> None:
+        """Delete a memory's vectors of every model (its text changed).
+
+        In the caller's transaction, with writes held; `remove` follows.
+        """
+        await conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (item_id,))
+
+    async def remove(self, ids: Sequence[int]) -> None:
+        """Take memories out of the index (purged, or their text changed)."""
+        if self._index is not None:
+            await self._index.remove(ids)
+
+    async def counts(self, conn: aiosqlite.Connection) -> dict[str, int]:
+        """How many vectors each model has stored."""
+        async with conn.execute(
+            "SELECT model, count(*) FROM embeddings GROUP BY model"
+        ) as cursor:
+            return {row[0]: int(row[1]) for row in await cursor.fetchall()}
+
+    async def index_add(self, vectors: Mapping[int, Vector]) -> None:
+        """Add vectors just committed to the index (writes held)."""
         if self._index is None:
-            await self._load_index()
+            await self.load()
             return  # freshly built from the table, which holds these vectors
         ids = list(vectors)
         matrix = np.stack([vectors[i] for i in ids])
@@ -157,15 +200,15 @@ class MemoryVectors(Database):
 
     async def set_vectors(self, vectors: Mapping[int, npt.ArrayLike]) -> None:
         """Store (or replace) vectors of the store's model for existing items."""
-        writer, _reader = self._require()
-        if self._model is None:
+        writer, _reader = self._db.connections()
+        if self._db.model is None:
             raise InvalidInputError("the store has no embedding model for vectors")
         units = {item_id: as_unit_vector(vector) for item_id, vector in vectors.items()}
         if not units:
             return
-        async with self._write_lock:
+        async with self._db.write_lock:
             await check_ids(writer, list(units))
             async with immediate_transaction(writer):
-                await self._store_vectors(writer, units)
-            await self._index_add(units)
-        self._changed()
+                await self.store(writer, units)
+            await self.index_add(units)
+        self._db.changed()
