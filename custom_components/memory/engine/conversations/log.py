@@ -1,8 +1,9 @@
 """The conversation log: every Assist message, kept for search and digestion.
 
 Its tables live in the memory database (created by a migration in
-`schema.py`); writes go through the store's single-writer transaction and
-reads through its reader connection, so the log never blocks a recall.
+`schema.py`); writes go through the database's single-writer transaction
+and reads through its reader connection, so the log never blocks a recall.
+The log holds the store's `Database`; its message search, the store.
 
 A conversation row is one chat session. Home Assistant may reuse a
 conversation id once a session has ended, so the row id is the key and the
@@ -64,8 +65,8 @@ class ConversationLog:
     """Appends, finds and erases conversation messages in the memory database."""
 
     def __init__(self, store: MemoryStore) -> None:
-        """Use `store`'s connections; it must be open before any call."""
-        self._store = store
+        """Use `store`'s database; it must be open before any call."""
+        self._db = store.database
         self._search = MessageSearch(store)
 
     # -- writes -------------------------------------------------------------
@@ -86,7 +87,7 @@ class ConversationLog:
             for message in messages:
                 validate_scope(message.scope)
         keys: list[int] = []
-        async with self._store.transaction() as conn:
+        async with self._db.transaction() as conn:
             for key, info, messages in batch:
                 keys.append(await self._save_one(conn, key, info, messages))
         return keys
@@ -146,7 +147,7 @@ class ConversationLog:
                     message.device_id,
                     created,
                     language,
-                    index_terms(cut(message.content), language or self._store.language),
+                    index_terms(cut(message.content), language or self._db.language),
                     ANALYSIS_VERSION,
                 )
                 for message, created in zip(messages, times, strict=True)
@@ -160,7 +161,7 @@ class ConversationLog:
 
         They end when they were last updated; returns how many there were.
         """
-        async with self._store.transaction() as conn:
+        async with self._db.transaction() as conn:
             cursor = await conn.execute(
                 "UPDATE conversations SET ended_at = updated_at WHERE ended_at IS NULL"
             )
@@ -176,7 +177,7 @@ class ConversationLog:
             return []
         erased: list[int] = []
         scopes: set[str] = set()
-        async with self._store.transaction() as conn:
+        async with self._db.transaction() as conn:
             for chunk in chunks(unique):
                 async with conn.execute(
                     "DELETE FROM conversation_messages "  # noqa: S608
@@ -190,8 +191,8 @@ class ConversationLog:
                 await self._optimize(conn)
         if erased:
             await self._search.unindex(erased)
-            await self._store.truncate_wal()
-            await self._store.erased(scopes)
+            await self._db.truncate_wal()
+            await self._db.erased(scopes)
         return sorted(erased)
 
     async def erase(self, row_id: int, scopes: tuple[str, ...] | None) -> list[int]:
@@ -200,12 +201,12 @@ class ConversationLog:
         The row goes with its last message; memories it gave stay.
         """
         among = "" if scopes is None else f" AND scope IN ({placeholders(len(scopes))})"
-        rows = await self._store.reader.execute_fetchall(
+        rows = await self._db.reader.execute_fetchall(
             f"SELECT id FROM conversation_messages WHERE conversation = ?{among}",  # noqa: S608
             [row_id, *(scopes or ())],
         )
         erased = await self.purge([int(row[0]) for row in rows])
-        async with self._store.transaction() as conn:
+        async with self._db.transaction() as conn:
             await conn.execute(
                 "DELETE FROM conversations WHERE id = ? AND NOT EXISTS (SELECT 1 "
                 "FROM conversation_messages m WHERE m.conversation = conversations.id)",
@@ -220,7 +221,7 @@ class ConversationLog:
         has newer messages stays.
         """
         before = to_timestamp(cutoff)
-        async with self._store.transaction() as conn:
+        async with self._db.transaction() as conn:
             async with conn.execute(
                 "DELETE FROM conversation_messages WHERE created_at < ? "
                 "RETURNING id, scope",
@@ -239,8 +240,8 @@ class ConversationLog:
                 await self._optimize(conn)
         if erased:
             await self._search.unindex(ids)
-            await self._store.truncate_wal()
-            await self._store.erased(str(row[1]) for row in rows)
+            await self._db.truncate_wal()
+            await self._db.erased(str(row[1]) for row in rows)
         return erased
 
     @staticmethod
@@ -289,7 +290,7 @@ class ConversationLog:
         if ended is not None:
             clauses.append("c.ended_at IS NOT NULL" if ended else "c.ended_at IS NULL")
         where = " AND ".join(clauses) or "1"
-        async with self._store.reader.execute(
+        async with self._db.reader.execute(
             f"SELECT {columns} FROM conversations c "  # noqa: S608
             f"WHERE {where} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?",
             [*params, limit],
@@ -299,7 +300,7 @@ class ConversationLog:
 
     async def messages(self, conversation: int) -> list[StoredMessage]:
         """Every message of one conversation (by row id), oldest first."""
-        async with self._store.reader.execute(
+        async with self._db.reader.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
             "JOIN conversations c ON c.id = m.conversation "
             "WHERE m.conversation = ? ORDER BY m.id",
@@ -318,7 +319,7 @@ class ConversationLog:
         """
         found: dict[int, list[StoredMessage]] = {}
         for row in await rows_in(
-            self._store.reader,
+            self._db.reader,
             f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
             "JOIN conversations c ON c.id = m.conversation "
             f"WHERE m.conversation IN ({IDS}) ORDER BY m.conversation, m.id",
@@ -330,31 +331,31 @@ class ConversationLog:
 
     async def get_messages(self, ids: Sequence[int]) -> dict[int, StoredMessage]:
         """Messages by id; missing ids are absent from the result."""
-        return await messages_by_id(self._store.reader, ids)
+        return await messages_by_id(self._db.reader, ids)
 
     async def page(self, query: ConversationQuery) -> ConversationPage:
         """One page of conversations with their digestion state (the panel's list)."""
-        return await list_conversations(self._store.reader, query)
+        return await list_conversations(self._db.reader, query)
 
     async def count(self, query: ConversationQuery) -> int:
         """How many conversations a query selects (the panel's backlog count)."""
-        return await count_conversations(self._store.reader, query)
+        return await count_conversations(self._db.reader, query)
 
     async def entry(
         self, row_id: int, scopes: tuple[str, ...] | None
     ) -> ConversationEntry | None:
         """One conversation as the panel lists it; None when no scope spoke in it."""
-        return await get_conversation(self._store.reader, row_id, scopes)
+        return await get_conversation(self._db.reader, row_id, scopes)
 
     async def produced(
         self, rows: Sequence[int], scopes: tuple[str, ...] | None
     ) -> dict[int, list[int]]:
         """Return the ids of the memories (in these scopes) each conversation gave."""
-        return await produced(self._store.reader, rows, scopes)
+        return await produced(self._db.reader, rows, scopes)
 
     async def source_of(self, item: MemoryItem) -> tuple[int, int | None] | None:
         """Return the conversation row and message a memory came from, if still kept."""
-        return await source_of(self._store.reader, item)
+        return await source_of(self._db.reader, item)
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords and meaning, scored like memories.

@@ -42,9 +42,9 @@ from ..conversations import (
     conversation_fields,
 )
 from ..languages import language_code
-from ..memory_store import MemoryStore
 from ..models import HOUSEHOLD, from_timestamp, to_timestamp
 from ..sql import IDS, placeholders, rows_in
+from ..store import DatabaseAccess
 from ..text import fence_safe
 from .device_commands import (
     MAX_COMMAND_WORDS,
@@ -129,8 +129,12 @@ def backoff_seconds(attempts: int) -> float:
 class DigestQueue:
     """The digestion state of conversations, in the memory database."""
 
-    def __init__(self, store: MemoryStore) -> None:
-        """Use `store`'s connections; it must be open before any call."""
+    def __init__(self, store: DatabaseAccess) -> None:
+        """Use a database's connections; it must be open before any call.
+
+        `store` offers `store.DatabaseAccess`: the `Database`, or the
+        `MemoryStore` facade the Home Assistant side passes.
+        """
         self._store = store
 
     async def due(

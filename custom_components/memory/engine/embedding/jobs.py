@@ -23,10 +23,10 @@ import aiosqlite
 import numpy as np
 
 from ..conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
-from ..memory_store import MemoryStore
 from ..models import Vector
 from ..privacy import redacted
 from ..sql import placeholders
+from ..store import DatabaseAccess
 from .providers import DimensionChangedError, ProviderError
 
 JOB_PENDING: Final = "pending"
@@ -153,7 +153,7 @@ class Job:
 
 
 async def count_missing(
-    store: MemoryStore, model: str, *, messages: bool = False
+    store: DatabaseAccess, model: str, *, messages: bool = False
 ) -> int:
     """Memories (or embedded messages) with no vector of `model` yet.
 

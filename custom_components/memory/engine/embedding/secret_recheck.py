@@ -29,9 +29,9 @@ from typing import Final
 
 import aiosqlite
 
-from ..memory_store import MemoryStore
 from ..privacy import DETECTOR_VERSION, has_secret
 from ..sql import placeholders
+from ..store import DatabaseAccess
 from .jobs import KINDS, JobTables, sent_text, text_hash
 
 # Rows read per batch: a few tens of milliseconds of redaction.
@@ -141,7 +141,7 @@ async def write(conn: aiosqlite.Connection, batch: Batch) -> None:
     )
 
 
-async def recheck(store: MemoryStore, limit: int = BATCH) -> int:
+async def recheck(store: DatabaseAccess, limit: int = BATCH) -> int:
     """Check up to `limit` rows; return how many were read (0: nothing left).
 
     The write wakes the embedding worker (the store's listeners).

@@ -27,10 +27,10 @@ from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
 
 from ..languages import DEFAULT_LANGUAGE
-from ..memory_store import MemoryStore
 from ..models import HOUSEHOLD, MemoryType, to_timestamp
 from ..privacy import redacted
 from ..sql import IDS, rows_in
+from ..store import DatabaseAccess
 from ..text import cut_to_tokens, estimate_tokens, fence_safe
 
 # The last messages of a conversation that stand in for its summary...
@@ -121,7 +121,7 @@ def _time(value: float) -> datetime:
 
 
 async def earlier_talks(
-    store: MemoryStore,
+    store: DatabaseAccess,
     *,
     scope: str,
     device_id: str | None,
@@ -200,7 +200,7 @@ async def earlier_talks(
 
 
 async def _turns(
-    store: MemoryStore, conversation: int, scope: str
+    store: DatabaseAccess, conversation: int, scope: str
 ) -> tuple[str, str, float | None]:
     """Return the last user and assistant messages of one scope, shortened.
 
