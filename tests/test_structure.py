@@ -7,6 +7,7 @@ a circle a type checker must untie is still a circle a reader must.
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "custom_components" / "memory"
@@ -280,3 +281,127 @@ def test_the_tests_mirror_the_rooms() -> None:
         if path.is_dir() and (path / "__init__.py").exists()
     }
     assert folders == _rooms()
+
+
+# -- composition over inheritance ----------------------------------------------
+
+# Base, an intermediate (the HTTP providers' base), the concrete class: the
+# engine's parts hold what they use (issue #24) instead of inheriting it.
+MAX_CHAIN = 3
+# Classes of these kinds are vocabulary, not parts: their chains do not count.
+_ASIDE_BASES = frozenset(
+    {
+        "Enum",
+        "Flag",
+        "IntEnum",
+        "IntFlag",
+        "NamedTuple",
+        "Protocol",
+        "StrEnum",
+        "TypedDict",
+    }
+)
+
+
+def _base_name(node: ast.expr) -> str:
+    """Name a base class as written: `Generic[T]` is `Generic`, `a.B` is `B`."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    return any(
+        _base_name(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        == "dataclass"
+        for decorator in node.decorator_list
+    )
+
+
+def _is_builtin_exception(name: str) -> bool:
+    found = getattr(builtins, name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def _chain_lengths(sources: dict[str, ast.Module]) -> dict[str, int]:
+    """Each class's longest inheritance chain through classes of `sources`.
+
+    Dataclasses, NamedTuples, enums, Protocols and exceptions are set aside,
+    and so is whatever inherits from one.
+    """
+    classes: dict[str, tuple[list[str], bool]] = {}
+    for module, tree in sources.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                classes[f"{module}.{node.name}"] = (
+                    [_base_name(base) for base in node.bases],
+                    _is_dataclass(node),
+                )
+    by_name: dict[str, list[str]] = {}
+    for qualified in classes:
+        by_name.setdefault(qualified.rpartition(".")[2], []).append(qualified)
+
+    def parents(qualified: str) -> list[str]:
+        return [
+            parent
+            for base in classes[qualified][0]
+            for parent in by_name.get(base, [])
+            if parent != qualified
+        ]
+
+    def aside(qualified: str) -> bool:
+        bases, dataclass = classes[qualified]
+        return (
+            dataclass
+            or any(b in _ASIDE_BASES or _is_builtin_exception(b) for b in bases)
+            or any(aside(parent) for parent in parents(qualified))
+        )
+
+    def length(qualified: str) -> int:
+        return 1 + max(map(length, parents(qualified)), default=0)
+
+    return {name: length(name) for name in classes if not aside(name)}
+
+
+def test_the_chain_finder_finds_a_long_chain() -> None:
+    """Guard the guard: four classes deep is found; vocabulary and three are not."""
+    planted = ast.parse(
+        "class Database: ...\n"
+        "class MemoryVectors(Database): ...\n"
+        "class MemoryTable(MemoryVectors): ...\n"
+        "class MemoryStore(MemoryTable): ...\n"
+        "class Provider(abc.ABC): ...\n"
+        "class HttpProvider(Provider): ...\n"
+        "class OllamaProvider(HttpProvider): ...\n"
+        "class StoreError(Exception): ...\n"
+        "class InputError(StoreError): ...\n"
+        "class LimitError(InputError): ...\n"
+        "class TooLongError(LimitError): ...\n"
+        "class Kind(StrEnum): ...\n"
+        "class Reader(Protocol): ...\n"
+        "class Part(Reader): ...\n"
+        "@dataclass(frozen=True)\nclass Item: ...\n"
+        "class Note(Item): ...\n"
+    )
+    lengths = _chain_lengths({"engine.planted": planted})
+    assert {name: n for name, n in lengths.items() if n > MAX_CHAIN} == {
+        "engine.planted.MemoryStore": 4
+    }
+    assert lengths["engine.planted.OllamaProvider"] == MAX_CHAIN
+    assert "engine.planted.TooLongError" not in lengths
+    assert "engine.planted.Part" not in lengths
+    assert "engine.planted.Note" not in lengths
+
+
+def test_engine_parts_are_held_not_inherited() -> None:
+    """No engine class inherits more than base, intermediate, concrete."""
+    sources = {
+        name: _tree(path)
+        for name, path in _modules().items()
+        if name.startswith(ENGINE)
+    }
+    lengths = _chain_lengths(sources)
+    assert any(name.endswith(".MemoryStore") for name in lengths)
+    assert {name: n for name, n in lengths.items() if n > MAX_CHAIN} == {}
