@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-import hashlib
 
 import aiosqlite
 import numpy.typing as npt
@@ -302,15 +301,9 @@ class MemoryTable:
                     ),
                 )
                 if reworded:
+                    # Its embedding jobs start again: the schema's trigger
+                    # `memories_reworded_jobs`.
                     await self._vectors.delete(writer, item_id)
-                    # The queue's text hash (embedding_queue.text_hash).
-                    digest = hashlib.sha256(text.encode("utf-8")).digest()
-                    await writer.execute(
-                        "UPDATE embedding_jobs SET text_hash = ?, state = 'pending', "
-                        "attempts = 0, next_attempt_at = 0, error = NULL, "
-                        "updated_at = ? WHERE memory_id = ?",
-                        (digest, now, item_id),
-                    )
             if reworded:
                 await self._vectors.remove([item_id])
             updated = (await self.get_many([item_id], conn=writer))[item_id]

@@ -463,6 +463,21 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             AND NOT EXISTS (SELECT 1 FROM conversation_messages)
         """,
     ),
+    # A reworded memory's embedding jobs start again (its vectors are gone,
+    # `MemoryVectors.delete`): the jobs table's own rule, kept beside it in
+    # the database rather than in the memories table's code, which may not
+    # reach the embedding room. A pending job's `text_hash` is not read (the
+    # queue hashes the text it claims), so it is left as it was.
+    (
+        """
+        CREATE TRIGGER memories_reworded_jobs AFTER UPDATE OF content ON memories
+        WHEN old.content IS NOT new.content BEGIN
+            UPDATE embedding_jobs SET state = 'pending', attempts = 0,
+                next_attempt_at = 0, error = NULL, updated_at = new.updated_at
+            WHERE memory_id = new.id;
+        END
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
