@@ -1,6 +1,8 @@
 """The integration's shape: no import circle, small modules, each with a docstring.
 
-Read from the source's AST, so type-only imports (`if TYPE_CHECKING:`) count:
+And the engine's rooms: they meet through their faces, each face only
+gathers, the tests mirror them, and parts are held, not inherited (no class
+chain longer than three). Read from the source's AST, so type-only imports (`if TYPE_CHECKING:`) count:
 a circle a type checker must untie is still a circle a reader must.
 """
 
