@@ -22,6 +22,11 @@ from custom_components.memory.engine import (
 )
 from custom_components.memory.engine.store.schema import MIGRATIONS
 from custom_components.memory.engine.text import content_key
+from custom_components.memory.engine.vectors import (
+    code_fingerprint,
+    codes_to_blobs,
+    encode_unit,
+)
 from custom_components.memory.engine.vectors.index import as_unit_vector
 from tests.engine.conftest import DIM, MODEL, START, StoreFactory, memory, vector
 
@@ -321,3 +326,27 @@ async def test_migration_8_keys_summaries_apart(
         )
     )
     assert not again.created
+
+
+async def test_migration_12_codes_are_made_at_the_first_open(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """Schema 11's vectors get their codes at the first open, then stay."""
+    build_database(db_path, 11)
+    store = await store_factory()
+    hits = await store.search(SearchQuery(text="", vector=vector(2)))
+    await store.close()
+
+    with closing(sqlite3.connect(db_path)) as conn:
+        codes = dict(conn.execute("SELECT memory_id, code FROM embedding_codes"))
+        setting = conn.execute(
+            "SELECT value FROM store_settings WHERE name = ?",
+            (f"vector_codes {MODEL}",),
+        ).fetchall()
+    words, factors = encode_unit(
+        np.stack([as_unit_vector(vector(item_id)) for item_id in (1, 2, 3)])
+    )
+    assert codes == dict(zip((1, 2, 3), codes_to_blobs(words, factors), strict=True))
+    assert setting == [(code_fingerprint(DIM),)]
+    reopened = await store_factory()
+    assert await reopened.search(SearchQuery(text="", vector=vector(2))) == hits

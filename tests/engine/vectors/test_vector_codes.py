@@ -6,10 +6,16 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from custom_components.memory.engine.vectors import CosineScale, codes
 from custom_components.memory.engine.vectors.codes import (
     CHUNK_ROWS,
     block_size,
+    code_blob_size,
+    code_fingerprint,
+    codes_from_blobs,
+    codes_to_blobs,
     encode,
+    encode_unit,
     estimate,
     hamming,
     pack_signs,
@@ -111,3 +117,59 @@ def test_rotation_spreads_an_outlier_dimension() -> None:
     assert np.count_nonzero(turned[128:192]) == 64
     assert not turned[:128].any()
     assert not turned[192:].any()
+
+
+@pytest.mark.parametrize("dim", [16, 100, 384])
+def test_stored_codes_round_trip(dim: int) -> None:
+    """A stored code is the bits' bytes and the factor: read back bit for bit."""
+    words, factors = encode_unit(_units(5, dim, seed=dim))
+    blobs = codes_to_blobs(words, factors)
+    assert [len(blob) for blob in blobs] == [code_blob_size(dim)] * 5
+    assert code_blob_size(384) == 52
+    assert blobs[0][:8] == words[0, :1].tobytes()
+    assert blobs[0][-4:] == np.float32(factors[0]).astype("<f4").tobytes()
+    read_words, read_factors = codes_from_blobs(b"".join(blobs), dim)
+    assert read_words.tobytes() == words.tobytes()
+    assert read_factors.tobytes() == factors.tobytes()
+    assert read_words.flags.c_contiguous
+    assert codes_to_blobs(*codes_from_blobs(b"", dim)) == []
+
+
+def test_fingerprint_names_the_rotation_and_layout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another seed or version gives another fingerprint; the same, the same."""
+    first = code_fingerprint(384)
+    assert 0 <= first < 2**63
+    assert code_fingerprint(384) == first
+    assert code_fingerprint(768) != first
+    for name, value in (("ROTATION_SEED", 1), ("CODES_VERSION", 2)):
+        with monkeypatch.context() as patch:
+            patch.setattr(codes, name, value)
+            rotation.cache_clear()
+            code_fingerprint.cache_clear()
+            assert code_fingerprint(384) != first, name
+    rotation.cache_clear()
+    code_fingerprint.cache_clear()
+    assert code_fingerprint(384) == first
+
+
+@pytest.mark.parametrize("count", [0, 5, 512, 513, 3000])
+def test_scale_chosen_by_position_is_the_sample_of_every_row(count: int) -> None:
+    """`choose` + `fill` keep the rows, and give the scale, that `add` would."""
+    rows = _units(count, 24, seed=count)
+    offered = CosineScale()
+    for start in range(0, count, 700):
+        offered.add(rows[start : start + 700])
+    chosen = CosineScale()
+    positions = chosen.choose(count, 24)
+    chosen.fill(rows[positions] if positions else np.zeros((0, 24), np.float32))
+    query = _units(1, 24, seed=99)[0]
+    assert chosen.count == offered.count == count
+    assert chosen.scale(query) == offered.scale(query)
+    more = _units(50, 24, seed=7)
+    offered.add(more)
+    chosen.add(more)
+    assert chosen.scale(query) == offered.scale(query)
+    with pytest.raises(ValueError, match="one row per slot"):
+        chosen.fill(rows[:1])

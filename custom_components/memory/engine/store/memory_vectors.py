@@ -1,16 +1,31 @@
 """The active model's vectors of memories: stored in `embeddings`, indexed.
 
-The index (numpy, or sqlite-vec's `vec0` shards) is derived data: built
-from the `embeddings` table at open, or later with `load_index`, and kept
-in step with every write of vectors; so is a sample of the vectors
-(`cosine_scale.CosineScale`), which tells fusion how unrelated texts score.
-`MemoryVectors` holds the `Database` and registers with it as derived data.
+The index (numpy, or sqlite-vec's `vec0` shards) is derived data: built at
+open, or later with `load_index`, and kept in step with every write of
+vectors; so is a sample of the vectors (`scale.CosineScale`), which tells
+fusion how unrelated texts score. `MemoryVectors` holds the `Database` and
+registers with it as derived data.
+
+The numpy index is built from `embedding_codes`: each vector's binary code
+(`vectors.codes`), written with the vector in its transaction and gone with
+it by the table's foreign key. Opening reads those 52 bytes a row instead
+of 1,536 and does not rotate anything; of the vectors it reads only the
+cosine sample's rows, chosen by the same draws as when every vector was
+offered. Codes whose fingerprint (`store_settings`, `vector_codes <model>`)
+is not the running code's, or that do not match the vectors one for one,
+are made again from the vectors in one transaction: at the first open
+after migration 12, and after any change to the rotation or the layout. A
+failed write of them (a full disk) leaves the index built in memory and
+the codes to the next open.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 import hashlib
+import logging
+import sqlite3
 from typing import Final
 
 import aiosqlite
@@ -19,6 +34,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidInputError, VectorDimensionError
 from ..models import Vector
+from ..sql import IDS, rows_in
 from ..transactions import immediate_transaction
 from ..vectors import (
     SAMPLE_SIZE,
@@ -28,11 +44,22 @@ from ..vectors import (
     SqliteVecIndex,
     VectorIndex,
     as_unit_vector,
+    code_blob_size,
+    code_fingerprint,
+    codes_from_blobs,
+    codes_to_blobs,
+    encode_unit,
 )
 from .database import Database
 from .rows import check_ids
 
+_LOGGER = logging.getLogger(__name__)
+
 _LOAD_BATCH: Final = 4096
+# `store_settings` name (+ the model) of the stored codes' fingerprint.
+_CODES_SETTING: Final = "vector_codes "
+
+type Codes = tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]
 
 
 def _model_table(model: str) -> str:
@@ -80,51 +107,187 @@ class MemoryVectors:
         return int(row[0]) if row else None
 
     async def load(self) -> None:
-        """Build the active model's index from `embeddings` (derived data)."""
+        """Build the active model's index from the stored codes (derived data)."""
         writer, reader = self._db.connections()
         self._index = None
+        self._vector_scale = None
         self._loaded = True
-        self._vector_scale = sample = CosineScale()
         model = self._db.model
-        if model is None:
-            return
-        dim = await self._model_dim(reader, model)
-        if dim is None:
+        dim = None if model is None else await self._model_dim(reader, model)
+        if model is None or dim is None:
+            self._vector_scale = CosineScale()
             return
         async with reader.execute(
             "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
         ) as cursor:
             row = await cursor.fetchone()
         stored = int(row[0]) if row else 0
-        index: VectorIndex
         if self._db.uses_sqlite_vec:
-            vec_index = SqliteVecIndex(
-                writer, self._db.vector_readers, _model_table(model), dim
+            self._index, self._vector_scale = await self._load_vec0(
+                writer, reader, model, dim, stored
             )
-            await vec_index.create()
-            index = vec_index
-            if await index.count() == stored:
-                # The index is intact and not read: the sample is drawn
-                # from the stored vectors, spread over the ids.
-                rows = list(
-                    await reader.execute_fetchall(
-                        "SELECT vector FROM embeddings WHERE model = ? AND memory_id "
-                        "IN (SELECT memory_id FROM embeddings WHERE model = ? "
-                        "ORDER BY (memory_id * 2654435761) % 4294967296 LIMIT ?)",
-                        (model, model, SAMPLE_SIZE),
-                    )
-                )
-                if rows:
-                    sample.add(
-                        np.frombuffer(
-                            b"".join(row[0] for row in rows), dtype=np.float32
-                        ).reshape(len(rows), dim)
-                    )
-                self._index = index
-                return
+            return
+        index = NumpyIndex(dim, capacity=stored)
+        sample = CosineScale()
+        ids = await self._read_codes(reader, model, dim, stored, index)
+        if ids is None or not await self._read_sample(reader, model, dim, ids, sample):
             await index.clear()
-        else:
-            index = NumpyIndex(dim, capacity=stored)
+            sample = CosineScale()
+            await self._make_codes(writer, reader, model, dim, index, sample)
+        self._index, self._vector_scale = index, sample
+
+    async def _read_codes(
+        self,
+        reader: aiosqlite.Connection,
+        model: str,
+        dim: int,
+        stored: int,
+        index: NumpyIndex,
+    ) -> npt.NDArray[np.int64] | None:
+        """Fill `index` from current stored codes; their ids, or None if stale."""
+        rows = await reader.execute_fetchall(
+            "SELECT value FROM store_settings WHERE name = ?", (_CODES_SETTING + model,)
+        )
+        known = next(iter(rows), None)
+        if known is None or int(known[0]) != code_fingerprint(dim):
+            return None
+        size = code_blob_size(dim)
+        parts: list[npt.NDArray[np.int64]] = []
+        async with reader.execute(
+            "SELECT memory_id, code FROM embedding_codes WHERE model = ? "
+            "ORDER BY memory_id",
+            (model,),
+        ) as cursor:
+            while batch := list(await cursor.fetchmany(_LOAD_BATCH)):
+                data = b"".join(row[1] for row in batch)
+                if len(data) != size * len(batch):
+                    return None
+                ids = np.fromiter((row[0] for row in batch), np.int64, len(batch))
+                index.add_codes(ids, *codes_from_blobs(data, dim))
+                parts.append(ids)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        # One code a vector: the foreign key keeps no code without its
+        # vector; a vector written without its code is made again.
+        return ids if len(ids) == stored else None
+
+    async def _read_sample(
+        self,
+        reader: aiosqlite.Connection,
+        model: str,
+        dim: int,
+        ids: npt.NDArray[np.int64],
+        sample: CosineScale,
+    ) -> bool:
+        """Read the vectors the sample keeps of `ids` (in the order offered)."""
+        chosen = [int(ids[position]) for position in sample.choose(len(ids), dim)]
+        rows = await rows_in(
+            reader,
+            f"SELECT memory_id, vector FROM embeddings WHERE model = ? "
+            f"AND memory_id IN ({IDS})",
+            chosen,
+            before=(model,),
+        )
+        found = {int(row[0]): bytes(row[1]) for row in rows}
+        if len(found) != len(chosen) or any(
+            len(found[item_id]) != 4 * dim for item_id in chosen
+        ):
+            return False
+        sample.fill(
+            np.frombuffer(
+                b"".join(found[item_id] for item_id in chosen), dtype=np.float32
+            ).reshape(len(chosen), dim)
+        )
+        return True
+
+    async def _make_codes(
+        self,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        model: str,
+        dim: int,
+        index: NumpyIndex,
+        sample: CosineScale,
+    ) -> None:
+        """Fill `index` and `sample` from the vectors, and store their codes anew."""
+        made: list[tuple[list[int], Codes]] = []
+        async with reader.execute(
+            "SELECT memory_id, vector FROM embeddings WHERE model = ? "
+            "ORDER BY memory_id",
+            (model,),
+        ) as cursor:
+            while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
+                ids = [row[0] for row in rows]
+                matrix = np.frombuffer(
+                    b"".join(row[1] for row in rows), dtype=np.float32
+                ).reshape(len(rows), dim)
+                codes = await asyncio.to_thread(encode_unit, matrix)
+                index.add_codes(ids, *codes)
+                sample.add(matrix)
+                made.append((ids, codes))
+        try:
+            async with immediate_transaction(writer):
+                await writer.execute(
+                    "DELETE FROM embedding_codes WHERE model = ?", (model,)
+                )
+                for ids, codes in made:
+                    await self._write_codes(writer, model, ids, codes)
+                await writer.execute(
+                    "INSERT OR REPLACE INTO store_settings (name, value) VALUES (?, ?)",
+                    (_CODES_SETTING + model, code_fingerprint(dim)),
+                )
+        except sqlite3.Error as err:
+            _LOGGER.warning(
+                "The memory vector codes were not stored; the next start makes "
+                "them again: %s",
+                err,
+            )
+
+    @staticmethod
+    async def _write_codes(
+        conn: aiosqlite.Connection, model: str, ids: Sequence[int], codes: Codes
+    ) -> None:
+        await conn.executemany(
+            "INSERT OR REPLACE INTO embedding_codes (model, memory_id, code) "
+            "VALUES (?, ?, ?)",
+            [
+                (model, int(item_id), blob)
+                for item_id, blob in zip(ids, codes_to_blobs(*codes), strict=True)
+            ],
+        )
+
+    async def _load_vec0(
+        self,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        model: str,
+        dim: int,
+        stored: int,
+    ) -> tuple[VectorIndex, CosineScale]:
+        """Open the vec0 index (sqlite-vec by name), rebuilt if out of step."""
+        sample = CosineScale()
+        index = SqliteVecIndex(
+            writer, self._db.vector_readers, _model_table(model), dim
+        )
+        await index.create()
+        if await index.count() == stored:
+            # The index is intact and not read: the sample is drawn
+            # from the stored vectors, spread over the ids.
+            rows = list(
+                await reader.execute_fetchall(
+                    "SELECT vector FROM embeddings WHERE model = ? AND memory_id "
+                    "IN (SELECT memory_id FROM embeddings WHERE model = ? "
+                    "ORDER BY (memory_id * 2654435761) % 4294967296 LIMIT ?)",
+                    (model, model, SAMPLE_SIZE),
+                )
+            )
+            if rows:
+                sample.add(
+                    np.frombuffer(
+                        b"".join(row[0] for row in rows), dtype=np.float32
+                    ).reshape(len(rows), dim)
+                )
+            return index, sample
+        await index.clear()
         async with reader.execute(
             "SELECT memory_id, vector FROM embeddings WHERE model = ?", (model,)
         ) as cursor:
@@ -135,7 +298,7 @@ class MemoryVectors:
                 ).reshape(len(rows), dim)
                 await index.add(ids, matrix)
                 sample.add(matrix)
-        self._index = index
+        return index, sample
 
     async def store(
         self, conn: aiosqlite.Connection, vectors: Mapping[int, Vector]
@@ -167,11 +330,16 @@ class MemoryVectors:
             "VALUES (?, ?, ?)",
             [(item_id, model, vector.tobytes()) for item_id, vector in vectors.items()],
         )
+        # Their codes, as the numpy index makes them (`index_add`), in the
+        # same transaction: the next open reads these.
+        ids = list(vectors)
+        codes = encode_unit(np.stack([vectors[item_id] for item_id in ids]))
+        await self._write_codes(conn, model, ids, codes)
 
     async def delete(self, conn: aiosqlite.Connection, item_id: int) -> None:
         """Delete a memory's vectors of every model (its text changed).
 
-        In the caller's transaction, with writes held; `remove` follows.
+        Their codes go with them (the foreign key). In the caller's transaction, with writes held; `remove` follows.
         """
         await conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (item_id,))
 

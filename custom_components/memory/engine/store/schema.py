@@ -478,6 +478,21 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         END
         """,
     ),
+    # The numpy index's codes (vectors/codes.py), read at open instead of the
+    # vectors: written with a vector, gone with it by the foreign key. Made
+    # by Python, so the first open fills the table (store/memory_vectors.py).
+    (
+        """
+        CREATE TABLE embedding_codes (
+            model TEXT NOT NULL,
+            memory_id INTEGER NOT NULL,
+            code BLOB NOT NULL,
+            PRIMARY KEY (model, memory_id),
+            FOREIGN KEY (model, memory_id)
+                REFERENCES embeddings (model, memory_id) ON DELETE CASCADE
+        ) WITHOUT ROWID
+        """,
+    ),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -1,10 +1,17 @@
 """Vectors: the in-memory vector index and the model's cosine scale.
 
 `index` (the numpy index and the vec0 one for comparisons), `codes` (binary
-codes after a fixed rotation), `scale` (how unrelated texts score with the
+codes after a fixed rotation, and their stored form), `scale` (how unrelated texts score with the
 model in use).
 """
 
+from .codes import (
+    code_blob_size,
+    code_fingerprint,
+    codes_from_blobs,
+    codes_to_blobs,
+    encode_unit,
+)
 from .index import (
     BACKEND_NUMPY,
     BACKEND_SQLITE_VEC,
@@ -25,4 +32,9 @@ __all__ = [
     "SqliteVecIndex",
     "VectorIndex",
     "as_unit_vector",
+    "code_blob_size",
+    "code_fingerprint",
+    "codes_from_blobs",
+    "codes_to_blobs",
+    "encode_unit",
 ]

@@ -21,11 +21,19 @@ rotation turns blocks of 64 dimensions (BLOCK): recall@10 as with a full
 one on both sets (recall@50, the fusion's pool, 0.987 instead of 0.998 on
 the 1,000), at a sixth of its cost when the index loads: a full one added
 ~0.5-1 s of CPU to loading 100k vectors, blocks of 64 add ~0.25 s.
+
+The codes are stored beside the vectors (`codes_to_blobs`, `codes_from_blobs`: the
+bits' bytes, then the factor as a little-endian float32, 52 bytes at 384
+dimensions), so that opening reads them instead of the float32 vectors and
+skips the rotation. `code_fingerprint` names what makes a code: stored codes of
+another fingerprint (another rotation, layout or `CODES_VERSION`) are stale
+and made again from the vectors.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 from typing import Final
 
 import numpy as np
@@ -35,9 +43,13 @@ import numpy.typing as npt
 # stays in the L2 cache.
 CHUNK_ROWS: Final = 512
 
-# Any fixed seed: codes live in memory only (rebuilt at every open), so the
-# rotation must be the same within a process, not across versions.
+# Any fixed seed. Codes are stored, and `code_fingerprint` (a hash of the rotation
+# and of probe codes) tells a stored code made with another rotation, so a
+# new seed, block size or numpy's other draw only makes them again.
 ROTATION_SEED: Final = 20_261_126
+# Bump when what a code means changes in a way the probe codes of
+# `code_fingerprint` would not show.
+CODES_VERSION: Final = 1
 
 type Words = npt.NDArray[np.uint64]
 type Floats = npt.NDArray[np.float32]
@@ -130,3 +142,55 @@ def estimate(words: Words, factors: Floats, query: Floats) -> Floats:
     sums -= np.float32(query.sum())
     scores: Floats = sums * factors
     return scores
+
+
+def encode_unit(vectors: Floats) -> tuple[Words, Floats]:
+    """Codes of unit vectors (rows): turned by the rotation, then `encode`."""
+    return encode(rotate(vectors))
+
+
+def _blob_dtype(dim: int) -> np.dtype[np.void]:
+    return np.dtype([("bits", np.uint8, (words_per_row(dim) * 8,)), ("factor", "<f4")])
+
+
+def code_blob_size(dim: int) -> int:
+    """Return the bytes of one stored code of `dim` dimensions."""
+    return _blob_dtype(dim).itemsize
+
+
+def codes_to_blobs(words: Words, factors: Floats) -> list[bytes]:
+    """One stored code a row: its bits' bytes, then its factor (little-endian)."""
+    dim = words.shape[1] * 64
+    rows = np.empty(len(words), dtype=_blob_dtype(dim))
+    rows["bits"] = (
+        np.ascontiguousarray(words).view(np.uint8).reshape(rows["bits"].shape)
+    )
+    rows["factor"] = factors
+    data = rows.tobytes()
+    size = rows.dtype.itemsize
+    return [data[start : start + size] for start in range(0, len(data), size)]
+
+
+def codes_from_blobs(data: bytes, dim: int) -> tuple[Words, Floats]:
+    """Return the codes of stored blobs joined end to end (`codes_to_blobs`)."""
+    rows = np.frombuffer(data, dtype=_blob_dtype(dim))
+    words: Words = np.ascontiguousarray(rows["bits"]).view(np.uint64)
+    factors: Floats = rows["factor"].astype(np.float32)
+    return words, factors
+
+
+@functools.cache
+def code_fingerprint(dim: int) -> int:
+    """Return what codes of `dim` dimensions are made with, as a 63-bit number.
+
+    A hash of `CODES_VERSION`, the rotation and the stored codes of a few
+    fixed probe vectors: any change to the rotation (seed, block size, how
+    numpy draws or factorises it) or to the encoding gives another number.
+    """
+    probe = np.sin(np.arange(4 * dim, dtype=np.float64) * 0.7 + 0.3).reshape(4, dim)
+    probe /= np.linalg.norm(probe, axis=1, keepdims=True)
+    digest = hashlib.sha256(f"codes {CODES_VERSION} {dim}".encode())
+    digest.update(rotation(block_size(dim)).tobytes())
+    for blob in codes_to_blobs(*encode_unit(probe.astype(np.float32))):
+        digest.update(blob)
+    return int.from_bytes(digest.digest()[:8], "big") >> 1

@@ -8,7 +8,9 @@ codes) and ranks by a cosine estimate from them, shortlisted by Hamming
 distance when large. vec0 keeps int8 codes with one shared scale and
 compares them by L2 distance, its fastest kernel, split in shards scanned in
 parallel (see SqliteVecIndex). Each index is derived data: the store
-rebuilds it from `embeddings` whenever it looks out of sync.
+builds the numpy one from the codes it stores beside the vectors
+(`add_codes`), and rebuilds vec0 from `embeddings` whenever it looks out
+of sync.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidVectorError
 from ..transactions import immediate_transaction
-from .codes import encode, estimate, hamming, pack_signs, rotate, words_per_row
+from .codes import encode_unit, estimate, hamming, pack_signs, rotate, words_per_row
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -163,8 +165,8 @@ class NumpyIndex:
         factors[: self._size] = self._factors[: self._size]
         self._ids, self._bits, self._factors = ids, bits, factors
 
-    def _remove_locked(self, ids: Sequence[int]) -> None:
-        if not ids or not self._size:
+    def _remove_locked(self, ids: Sequence[int] | npt.NDArray[np.int64]) -> None:
+        if not len(ids) or not self._size:
             return
         keep = ~np.isin(self._ids[: self._size], np.asarray(ids, dtype=np.int64))
         kept = int(keep.sum())
@@ -184,7 +186,21 @@ class NumpyIndex:
                 f"expected {len(ids)} vectors of {self._dim} dimensions, "
                 f"got shape {vectors.shape}"
             )
-        bits, factors = encode(rotate(vectors))
+        self.add_codes(ids, *encode_unit(vectors))
+
+    def add_codes(
+        self,
+        ids: Sequence[int] | npt.NDArray[np.int64],
+        bits: npt.NDArray[np.uint64],
+        factors: npt.NDArray[np.float32],
+    ) -> None:
+        """Insert or replace rows by their codes (`codes.encode_unit`'s); any thread."""
+        if not len(ids):
+            return
+        if bits.shape != (len(ids), self._words) or factors.shape != (len(ids),):
+            raise InvalidVectorError(
+                f"expected the codes of {len(ids)} vectors of {self._dim} dimensions"
+            )
         with self._lock:
             self._remove_locked(ids)
             self._grow(self._size + len(ids))

@@ -79,6 +79,34 @@ class CosineScale:
             if slot < SAMPLE_SIZE:
                 self._sample[slot] = row
 
+    def choose(self, count: int, dim: int) -> list[int]:
+        """Start again, offering `count` vectors by position only; give what is kept.
+
+        The same draws as `add` of `count` rows: item `slot` of the answer is
+        the position (0 to count - 1) of the row that slot keeps. `fill`
+        then gives their values, so a caller holding the rows elsewhere
+        (the store, at open) reads only the sample's.
+        """
+        self._sample = np.zeros((SAMPLE_SIZE, dim), dtype=np.float32)
+        self._rows = self._seen = 0
+        positions: list[int] = []
+        for position in range(count):
+            self._seen += 1
+            if self._rows < SAMPLE_SIZE:
+                positions.append(position)
+                self._rows += 1
+                continue
+            slot = self._random.randrange(self._seen)
+            if slot < SAMPLE_SIZE:
+                positions[slot] = position
+        return positions
+
+    def fill(self, vectors: npt.NDArray[np.float32]) -> None:
+        """Set the rows `choose` kept, slot by slot (`vectors[slot]`)."""
+        if self._sample is None or vectors.shape != (self._rows, self._sample.shape[1]):
+            raise ValueError("fill takes one row per slot that choose kept")
+        self._sample[: self._rows] = vectors
+
     def scale(self, unit: Vector) -> Scale | None:
         """Give the query's level and spread among unrelated texts (None: too few)."""
         if self._sample is None or self._rows < MIN_VECTORS:
