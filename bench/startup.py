@@ -3,20 +3,26 @@
 Run from the repository root in the Python 3.14 environment:
 
     python bench/startup.py                              # 10k and 100k, 5 runs
-    python bench/startup.py --engine /tmp/before/custom_components/memory
+    python bench/startup.py --engine /tmp/before/custom_components/memory \
+        --build-engine /tmp/before/custom_components/memory
 
 `--engine DIR` (a folder holding an `engine` package, e.g. an older
 checkout's `custom_components/memory`) is measured against this checkout's,
 run for run, interleaved, each on its own copy of the same database (built
 once per size by `bench/engine.py`'s builder: 384-dimension vectors, the
-numpy backend, closed cleanly).
+numpy backend, closed cleanly; `--build-engine DIR` builds it with another
+engine, such as the older one: a newer schema does not open in an older
+engine, an older one migrates).
 
 Each run is a fresh process that opens the store the way set-up does
 (`open(defer_index=True)` where the engine has it, else `open()`), reads
 the statistics the sensors' first refresh reads, runs start-up's expiry, and
 reports: `open`, `setup` (all three: what set-up waits for) and `index` (until
 the vector index is loaded: in the background, after set-up, where the
-engine defers it). Before each run the database's pages are dropped from the
+engine defers it), `cpu` (the process's CPU seconds until then) and `rss`
+(its resident memory then, MiB); the warm-up run of each copy before the
+timed ones (its first open: a migration, work done once) is reported as
+`first`. Before each run the database's pages are dropped from the
 page cache with `posix_fadvise(POSIX_FADV_DONTNEED)` (not `drop_caches`,
 which would empty the cache of everyone sharing the machine); the script
 checks once that a read after the drop is slower than a warm one.
@@ -86,6 +92,7 @@ async def measure(db: str, backend: str) -> dict[str, Any]:
     store = MemoryStore(db, model=MODEL, vector_backend=backend)
     deferred = "defer_index" in inspect.signature(store.open).parameters
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if deferred:
         await store.open(defer_index=True)
     else:
@@ -97,15 +104,25 @@ async def measure(db: str, backend: str) -> dict[str, Any]:
     if deferred:
         await store.load_index()
     ready = time.perf_counter()
+    cpu = time.process_time() - cpu_start
+    rss = _rss_mib()
     check = getattr(store, "last_check", None)
     await store.close()
     return {
         "open": opened - start,
         "setup": setup - start,
         "index": ready - start,
+        "cpu": cpu,
+        "rss": rss,
         "check": getattr(check, "kind", "full"),
         "backend": store.vector_backend,
     }
+
+
+def _rss_mib() -> float:
+    """Resident memory of this process now (Linux), MiB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def worker(spec_json: str) -> None:
@@ -148,7 +165,7 @@ def run_once(engine: Path, db: Path, backend: str) -> dict[str, Any]:
     raise RuntimeError("the worker printed no result")
 
 
-def build(db: Path, size: int) -> None:
+def build(db: Path, size: int, engine: Path = THIS_ENGINE) -> None:
     """Build a database of `size` memories with bench/engine.py's builder."""
     spec = {
         "task": "build",
@@ -159,7 +176,7 @@ def build(db: Path, size: int) -> None:
         "queries_file": str(db.with_suffix(".queries.json")),
         "vectors": str(db.with_suffix(".queries.npy")),
     }
-    env = {**os.environ, "MEMORY_BENCH_ENGINE_DIR": str(THIS_ENGINE)}
+    env = {**os.environ, "MEMORY_BENCH_ENGINE_DIR": str(engine)}
     _run([str(REPO / "bench" / "engine.py"), "--worker", json.dumps(spec)], env)
 
 
@@ -181,20 +198,21 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     for size in args.sizes:
         source = workdir / f"built-{size}.db"
         _log(f"{size}: building")
-        build(source, size)
+        build(source, size, args.build_engine.resolve())
         entry: dict[str, Any] = {
             "db_mib": source.stat().st_size / 2**20,
             "cache": cache_drop_works(source),
         }
         for backend in args.backends:
             copies = {}
+            first = {}
             for name, engine in engines.items():
                 copy = workdir / f"{name}-{size}.db"
                 for suffix in SUFFIXES:
                     if Path(f"{source}{suffix}").exists():
                         shutil.copyfile(f"{source}{suffix}", f"{copy}{suffix}")
                 # Steady state: sqlite-vec's table built, a clean close.
-                run_once(engine, copy, backend)
+                first[name] = run_once(engine, copy, backend)
                 copies[name] = copy
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in engines}
             for run in range(args.runs):
@@ -202,6 +220,8 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                     runs[name].append(run_once(engine, copies[name], backend))
                 _log(f"{size} {backend}: run {run + 1}/{args.runs}")
             entry[backend] = {name: _summary(results) for name, results in runs.items()}
+            for name, result in first.items():
+                entry[backend][name]["first"] = result
             for copy in copies.values():
                 for suffix in (*SUFFIXES, ".clean"):
                     Path(f"{copy}{suffix}").unlink(missing_ok=True)
@@ -213,7 +233,7 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = {
         key: statistics.median(run[key] for run in results)
-        for key in ("open", "setup", "index")
+        for key in ("open", "setup", "index", "cpu", "rss")
     }
     summary["load"] = [round(run["load"], 2) for run in results]
     summary["check"] = results[0]["check"]
@@ -229,8 +249,11 @@ def print_report(report: dict[str, Any]) -> None:
         f"end {report['load_average_end']}"
     )
     print()
-    print("| memories | backend | engine | check | open | set-up | index loaded |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| memories | backend | engine | check | open | set-up | index loaded "
+        "| CPU | RSS | first open: index loaded, CPU |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for size, entry in report["sizes"].items():
         for engines in entry.values():
             if not isinstance(engines, dict) or "this" not in engines:
@@ -239,7 +262,9 @@ def print_report(report: dict[str, Any]) -> None:
                 print(
                     f"| {int(size):,} | {row['backend']} | {name} | {row['check']} "
                     f"| {row['open']:.3f} s | {row['setup']:.3f} s "
-                    f"| {row['index']:.3f} s |"
+                    f"| {row['index']:.3f} s | {row['cpu']:.3f} s "
+                    f"| {row['rss']:.1f} MiB | {row['first']['index']:.3f} s, "
+                    f"{row['first']['cpu']:.3f} s |"
                 )
     for size, entry in report["sizes"].items():
         print(
@@ -274,6 +299,12 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engine", type=Path, help="another engine's folder")
+    parser.add_argument(
+        "--build-engine",
+        type=Path,
+        default=THIS_ENGINE,
+        help="the engine that builds the databases (default: this checkout's)",
+    )
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: temp)")
     args = parser.parse_args()
