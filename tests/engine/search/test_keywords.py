@@ -121,10 +121,10 @@ async def test_a_rarest_term_over_the_budget_keeps_its_newest_rows(
         index="memories_fts",
     )
     assert keywords is not None
-    assert keywords.floor == newest[0]
+    assert keywords.newest == 10
     unbounded = await _query(store, "kitchen", budget=10)  # no index given
     assert unbounded is not None
-    assert unbounded.floor == 0
+    assert unbounded.newest == 0
     store.match_budget = 10
     hits = await store.search(SearchQuery(text="kitchen", limit=50))
     assert sorted(ids(hits)) == newest

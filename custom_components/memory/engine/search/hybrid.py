@@ -239,7 +239,7 @@ class HybridSearch:
             text,
             [language_code(language, default), default],
             vocab=self.term_counts,
-            total=await self.rows.count(conn),
+            total=self.rows,
             budget=corpus.match_budget,
             index=self.tables.fts,
             earlier=earlier,
@@ -275,7 +275,21 @@ class HybridSearch:
             )
             args.append(vectors.model)
         wanted = pool * KEYWORD_OVERFETCH
-        match: list[Any] = [keywords.expression, keywords.floor]
+        # The MATCH's lowest rowid: 0, or that of its `newest`-th newest row,
+        # found here rather than by a statement of its own (one hand-off less).
+        floor = "?"
+        lowest = ""
+        bound: list[Any] = [0]
+        match: list[Any] = []
+        if keywords.newest:
+            floor = "(SELECT floor FROM lowest)"
+            lowest = (
+                "lowest AS MATERIALIZED (SELECT coalesce((SELECT rowid "  # noqa: S608
+                f"FROM {tables.fts} WHERE {tables.fts} MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?), 0) AS floor), "
+            )
+            bound = []
+            match = [keywords.expression, keywords.newest - 1]
         every = ""
         order = "rank, rowid"
         if keywords.every:
@@ -283,15 +297,16 @@ class HybridSearch:
             # newest of them) come first, then the best bm25 of the rest.
             every = (
                 f"every AS MATERIALIZED (SELECT rowid AS id FROM {tables.fts} "  # noqa: S608
-                f"WHERE {tables.fts} MATCH ? AND rowid >= ? "
+                f"WHERE {tables.fts} MATCH ? AND rowid >= {floor} "
                 "ORDER BY rowid DESC LIMIT ?), "
             )
             order = "rowid IN every DESC, rank, rowid"
-            match = [keywords.every, keywords.floor, wanted, *match]
+            match += [keywords.every, *bound, wanted]
+        match += [keywords.expression, *bound]
         sql = (
-            f"WITH {every}f AS MATERIALIZED (SELECT rowid AS id, {tables.bm25} "  # noqa: S608
-            f"AS rank FROM {tables.fts} WHERE {tables.fts} MATCH ? AND rowid >= ? "
-            f"ORDER BY {order} LIMIT ?) "
+            f"WITH {lowest}{every}f AS MATERIALIZED (SELECT rowid AS id, "  # noqa: S608
+            f"{tables.bm25} AS rank FROM {tables.fts} WHERE {tables.fts} MATCH ? "
+            f"AND rowid >= {floor} ORDER BY {order} LIMIT ?) "
             f"SELECT m.id, m.terms, f.rank, {vector}, (SELECT count(*) FROM f) "
             f"FROM f CROSS JOIN {tables.rows} m ON m.id = f.id "
             f"{join}WHERE {request.where} ORDER BY f.rank, m.id LIMIT ?"
@@ -342,55 +357,35 @@ class HybridSearch:
         """FTS5 hits among `ids` (which passed the filters already).
 
         bm25 is computed for these rows only; FTS5 is kept the outer loop
-        (`CROSS JOIN`, `+rowid`) so that its statistics are gathered once,
-        not once per id.
+        (`+rowid`) so that its statistics are gathered once, not once per
+        id. Rows the MATCH does not find but that hold terms outside it
+        score on those alone (`KeywordQuery.rest`): one statement reads
+        both.
         """
         if keywords is None or not ids:
             return []
         fts = self.tables.fts
         rows = await rows_in(
             conn,
-            f"SELECT {fts}.rowid, {self.tables.bm25}, m.terms "  # noqa: S608
-            f"FROM {fts} CROSS JOIN {self.tables.rows} m "
-            f"ON m.id = {fts}.rowid WHERE {fts} MATCH ? "
-            f"AND +{fts}.rowid IN ({IDS})",
+            f"WITH c AS MATERIALIZED (SELECT m.id, m.terms "  # noqa: S608
+            f"FROM {self.tables.rows} m WHERE m.id IN ({IDS})), "
+            f"f AS MATERIALIZED (SELECT {fts}.rowid AS id, {self.tables.bm25} "
+            f"AS rank FROM {fts} WHERE {fts} MATCH ? "
+            f"AND +{fts}.rowid IN (SELECT id FROM c)) "
+            "SELECT c.id, f.rank, c.terms FROM c LEFT JOIN f ON f.id = c.id",
             ids,
-            before=[keywords.expression],
-        )
-        hits = [
-            (
-                int(row[0]),
-                float(row[1]) - keywords.rest(row[2]),
-                keywords.coverage(row[2]),
-            )
-            for row in rows
-        ]
-        if keywords.others:
-            # Rows that hold only terms outside the MATCH score on those.
-            found = {hit[0] for hit in hits}
-            hits += await self._rest_only(
-                conn, keywords, [i for i in ids if i not in found]
-            )
-        hits.sort(key=lambda hit: (hit[1], hit[0]))
-        return hits
-
-    async def _rest_only(
-        self, conn: aiosqlite.Connection, keywords: KeywordQuery, ids: Sequence[int]
-    ) -> KeywordHits:
-        """Hits among `ids` on the terms outside the MATCH alone (none: no hit)."""
-        if not ids:
-            return []
-        rows = await rows_in(
-            conn,
-            f"SELECT m.id, m.terms FROM {self.tables.rows} m "  # noqa: S608
-            f"WHERE m.id IN ({IDS})",
-            ids,
+            after=[keywords.expression],
         )
         hits = []
         for row in rows:
-            rest = keywords.rest(row[1])
-            if rest > 0:
-                hits.append((int(row[0]), -rest, keywords.coverage(row[1])))
+            rest = keywords.rest(row[2])
+            if row[1] is not None:
+                hits.append(
+                    (int(row[0]), float(row[1]) - rest, keywords.coverage(row[2]))
+                )
+            elif rest > 0:
+                hits.append((int(row[0]), -rest, keywords.coverage(row[2])))
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
         return hits
 
     async def _complete_keyword(

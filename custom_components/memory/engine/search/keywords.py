@@ -15,17 +15,22 @@ MATCH_BUDGET rows are reached (the rarest always); the rest only weigh in
 the coverage of the candidates found (`coverage`) and add their share of
 bm25 to them (`rest`), so a row that holds the common words too still
 ranks above one that does not; the rows that hold every term are always
-candidates (`every`: an AND over the MATCH's rows, no bm25 to compute). When even the rarest
-term is in more rows than that, the MATCH keeps its newest MATCH_BUDGET
-rows (`KeywordQuery.floor`, a rowid bound FTS5 seeks to). A term no row
-holds is left out of the MATCH (it can find nothing) but counts in the
-coverage.
+candidates (`every`: an AND over the MATCH's rows, no bm25 to compute).
+When even the rarest term is in more rows than that, the MATCH keeps its
+newest MATCH_BUDGET rows (`KeywordQuery.newest`: a rowid bound FTS5 seeks
+to, found by the search's own statement). A term no row holds is left out
+of the MATCH (it can find nothing) but counts in the coverage.
 
 The vocabulary counts a term by reading its whole list of rows (about
 20 ns a row: 0.7 ms for a term in 32k rows, ten times that at a million),
 so the counts of common terms are kept between searches (`TermCounts`)
 until the table has grown or shrunk by CACHE_DRIFT; rare and absent terms
 are always looked up (cheap, and a new row's new word is found at once).
+Each statement is a hand-off to the connection's thread, which costs more
+than most of these lookups while the vector side holds the other core: the
+text is analysed first (no term, no statement), and the row count's check,
+the terms' and the compound heads' counts are one statement
+(`TermCounts.look_up`).
 
 User text never reaches MATCH raw: every term is a quoted FTS5 string made
 of word characters only; the only syntax added is ours (`OR`, a `*` after
@@ -37,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
-from typing import Final
+from typing import Any, Final
 
 import aiosqlite
 
@@ -78,9 +83,10 @@ class KeywordQuery:
     # appear as prefixes.
     weights: dict[str, float]
     prefixes: frozenset[str]
-    # The MATCH counts only rows with a rowid at least this (0: every row):
-    # the newest `budget` rows when even the rarest term is in more.
-    floor: int = 0
+    # The MATCH counts only its newest this many rows (0: every row): the
+    # budget, when even the rarest term is in more rows; the search finds
+    # their lowest rowid in the same statement (`hybrid.py`).
+    newest: int = 0
     # Terms some row holds that do not drive the MATCH, with their bm25
     # weight (`bm25_idf`); empty when every such term drives it.
     others: dict[str, float] = field(default_factory=dict)
@@ -123,28 +129,41 @@ class KeywordQuery:
 
 
 class RowCounter:
-    """Counts a table's rows again only after a write (`PRAGMA data_version`)."""
+    """Counts a table's rows again only after a write (`PRAGMA data_version`).
+
+    The check rides along with the vocabulary lookup (`TermCounts.look_up`):
+    one statement, one hand-off to the connection's thread.
+    """
 
     def __init__(self, table: str) -> None:
         """Count `table` (a trusted name, never user text)."""
         self._table = table
         self._counted: tuple[tuple[int, int], int] | None = None
 
+    def probe(self, conn: aiosqlite.Connection) -> tuple[str, list[Any]]:
+        """Return a SELECT of `(0, data_version, rows or -1 if unchanged)`, its parameters."""
+        kept = self._counted
+        # data_version changes when another connection (the writer) commits;
+        # the count is only run (CASE) when it did.
+        version = kept[0][1] if kept is not None and kept[0][0] == id(conn) else -1
+        sql = (
+            "SELECT 0, v, CASE WHEN v = ? THEN -1 ELSE "  # noqa: S608
+            f"(SELECT count(*) FROM {self._table}) END "
+            "FROM (SELECT data_version AS v FROM pragma_data_version)"
+        )
+        return sql, [version]
+
+    def take(self, conn: aiosqlite.Connection, version: int, rows: int) -> int:
+        """Keep what `probe` read (`rows` -1: unchanged); return the row count."""
+        if rows >= 0 or self._counted is None:
+            self._counted = ((id(conn), version), max(rows, 0))
+        return self._counted[1]
+
     async def count(self, conn: aiosqlite.Connection) -> int:
         """Rows of the table as `conn` sees them."""
-        # One hand-off to the connection's thread per statement (a cursor
-        # takes three).
-        rows = list(await conn.execute_fetchall("PRAGMA data_version"))
-        # data_version changes when another connection (the writer) commits.
-        version = (id(conn), int(rows[0][0]) if rows else 0)
-        if self._counted is None or self._counted[0] != version:
-            counted = list(
-                await conn.execute_fetchall(
-                    f"SELECT count(*) FROM {self._table}"  # noqa: S608
-                )
-            )
-            self._counted = (version, int(counted[0][0]) if counted else 0)
-        return self._counted[1]
+        sql, params = self.probe(conn)
+        rows = list(await conn.execute_fetchall(sql, params))
+        return self.take(conn, int(rows[0][1]), int(rows[0][2]))
 
 
 def _quoted(term: str, prefix: bool) -> str:
@@ -162,30 +181,12 @@ def bm25_idf(rows: int, total: int) -> float:
     return max(math.log((total - rows + 0.5) / (rows + 0.5)), 1e-6)
 
 
-async def _counts(
-    conn: aiosqlite.Connection, vocab: str, terms: Sequence[str]
-) -> dict[str, int]:
-    """Rows holding each exact term (absent: none)."""
-    if not terms:
-        return {}
-    marks = ", ".join("?" * len(terms))
-    rows = await conn.execute_fetchall(
-        f"SELECT term, doc FROM {vocab} WHERE term IN ({marks})",  # noqa: S608
-        list(terms),
+def _prefix_sql(vocab: str) -> str:
+    """SELECT the rows of the first 64 terms from `?` up to (without) `?` (summed)."""
+    return (
+        f"SELECT sum(doc) FROM (SELECT doc FROM {vocab} "  # noqa: S608
+        "WHERE term >= ? AND term < ? LIMIT 64)"
     )
-    return {str(row[0]): int(row[1]) for row in rows}
-
-
-async def _prefix_rows(conn: aiosqlite.Connection, vocab: str, head: str) -> int:
-    """Rows holding some term that starts with `head` (0 if none; summed over terms)."""
-    rows = list(
-        await conn.execute_fetchall(
-            f"SELECT sum(doc) FROM (SELECT doc FROM {vocab} "  # noqa: S608
-            "WHERE term >= ? AND term < ? LIMIT 64)",
-            (head, head + "\U0010ffff"),
-        )
-    )
-    return int(rows[0][0] or 0) if rows else 0
 
 
 class TermCounts:
@@ -202,10 +203,13 @@ class TermCounts:
         self._kept: dict[str, int] = {}
         self._total = -1
 
-    def _current(self, total: int) -> None:
+    def _current(self, total: int) -> bool:
+        """Forget the kept counts if the table moved; return whether it did."""
         if abs(total - self._total) > CACHE_DRIFT * max(self._total, 0):
             self._kept.clear()
             self._total = total
+            return True
+        return False
 
     def _keep(self, key: str, rows: int) -> None:
         if rows >= CACHE_ROWS and len(self._kept) < CACHE_TERMS:
@@ -215,58 +219,95 @@ class TermCounts:
         self, conn: aiosqlite.Connection, terms: Sequence[str], total: int
     ) -> dict[str, int]:
         """Rows holding each exact term (absent: none)."""
-        self._current(total)
-        found = {term: self._kept[term] for term in terms if term in self._kept}
-        fresh = await _counts(conn, self.vocab, [t for t in terms if t not in found])
-        for term, rows in fresh.items():
-            self._keep(term, rows)
-        return found | fresh
+        return (await self.look_up(conn, (terms, ()), total))[0]
+
+    async def look_up(
+        self,
+        conn: aiosqlite.Connection,
+        words: tuple[Sequence[str], Sequence[str]],
+        rows: RowCounter | int,
+    ) -> tuple[dict[str, int], dict[str, int], int]:
+        """Rows holding each exact term and each head's terms, and the table's rows.
+
+        `words` is `(terms, heads)`; `rows` the table's row count or its
+        `RowCounter`. One statement reads what is not kept: the counter's
+        check, the terms, the heads (`_prefix_sql`). Should the row count
+        have moved past CACHE_DRIFT, the kept counts served are read again.
+        """
+        terms, heads = words
+        parts: list[str] = []
+        params: list[Any] = []
+        if isinstance(rows, RowCounter):
+            sql, args = rows.probe(conn)
+            parts.append(sql)
+            params += args
+        else:
+            self._current(rows)
+        counts = {term: self._kept[term] for term in terms if term in self._kept}
+        sums = {
+            head: self._kept[head + "*"] for head in heads if head + "*" in self._kept
+        }
+        fresh = [term for term in dict.fromkeys(terms) if term not in counts]
+        if fresh:
+            parts.append(
+                f"SELECT 1, term, doc FROM {self.vocab} "  # noqa: S608
+                f"WHERE term IN ({', '.join('?' * len(fresh))})"
+            )
+            params += fresh
+        fresh_heads = [head for head in dict.fromkeys(heads) if head not in sums]
+        for head in fresh_heads:
+            parts.append(f"SELECT 2, ?, ({_prefix_sql(self.vocab)})")
+            params += [head, head, head + "\U0010ffff"]
+        total = rows if isinstance(rows, int) else 0
+        found: dict[str, int] = {}
+        found_sums = dict.fromkeys(fresh_heads, 0)
+        if parts:
+            for kind, key, value in await conn.execute_fetchall(
+                " UNION ALL ".join(parts), params
+            ):
+                if kind == 0 and isinstance(rows, RowCounter):
+                    total = rows.take(conn, int(key), int(value))
+                elif kind == 1:
+                    found[str(key)] = int(value)
+                else:
+                    found_sums[str(key)] = int(value or 0)
+        if isinstance(rows, RowCounter) and self._current(total) and (counts or sums):
+            # The kept counts are stale: read them again.
+            again = await self.look_up(conn, (list(counts), list(sums)), total)
+            counts, sums = again[0], again[1]
+        for term, count in found.items():
+            self._keep(term, count)
+        for head, count in found_sums.items():
+            self._keep(head + "*", count)
+        return counts | found, sums | found_sums, total
 
     async def prefix(self, conn: aiosqlite.Connection, head: str, total: int) -> int:
         """Rows holding some term that starts with `head` (summed over terms)."""
-        self._current(total)
-        key = head + "*"  # no analysed term ends in "*"
-        if key not in self._kept:
-            rows = await _prefix_rows(conn, self.vocab, head)
-            self._keep(key, rows)
-            return rows
-        return self._kept[key]
+        return (await self.look_up(conn, ((), (head,)), total))[1][head]
 
 
-async def _floor(
-    conn: aiosqlite.Connection, index: str, expression: str, budget: int
-) -> int:
-    """Return the rowid of the `budget`-th newest row `expression` matches (0: fewer)."""
-    rows = list(
-        await conn.execute_fetchall(
-            f"SELECT rowid FROM {index} WHERE {index} MATCH ? "  # noqa: S608
-            "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, budget - 1),
-        )
-    )
-    return int(rows[0][0]) if rows else 0
+def _head_candidates(terms: Sequence[str], languages: Sequence[str]) -> list[str]:
+    """Terms that may begin stored compounds (in a compounding language)."""
+    if not any(language_code(language) in COMPOUNDING for language in languages):
+        return []
+    return [term for term in terms if len(term) >= MIN_PREFIX_TERM and term.isalpha()]
 
 
-async def _as_heads(
-    conn: aiosqlite.Connection,
-    counter: TermCounts,
-    terms: Sequence[str],
-    counts: dict[str, int],
-    total: int,
+def _as_heads(
+    terms: Sequence[str], sums: Mapping[str, int], counts: dict[str, int]
 ) -> list[str]:
     """Long query terms that also begin stored compounds, to match as prefixes.
 
     In a compounding language a query word may be the head of a stored
     compound ("voetbal" of "voetbaltraining"); each such term's count
-    becomes the rows of every term it begins.
+    becomes the rows of every term it begins (`sums`, looked up by
+    `TermCounts.look_up`).
     """
     heads = []
     for term in terms:
-        if len(term) >= MIN_PREFIX_TERM and term.isalpha():
-            rows = await counter.prefix(conn, term, total)
-            if rows > counts.get(term, 0):
-                counts[term] = rows
-                heads.append(term)
+        if sums.get(term, 0) > counts.get(term, 0):
+            counts[term] = sums[term]
+            heads.append(term)
     return heads
 
 
@@ -327,7 +368,7 @@ async def keyword_query(
     languages: Sequence[str],
     *,
     vocab: str | TermCounts,
-    total: int,
+    total: int | RowCounter,
     budget: int = MATCH_BUDGET,
     index: str | None = None,
     earlier: Sequence[tuple[str, float]] = (),
@@ -336,9 +377,12 @@ async def keyword_query(
 
     `vocab` is the fts5vocab table ('row') of the index searched, or a
     `TermCounts` of it that keeps common terms' counts, and `total` the
-    number of rows it holds; `budget` bounds the rows the MATCH finds. With
-    `index` (the FTS5 table), a rarest term in more than `budget` rows is
-    bounded to its newest `budget` rows (`KeywordQuery.floor`).
+    number of rows it holds (or the `RowCounter` that knows it: counted in
+    the statement that looks the terms up); `budget` bounds the rows the
+    MATCH finds. With `index` (the FTS5 table), a rarest term in more than
+    `budget` rows is bounded to its newest `budget` rows
+    (`KeywordQuery.newest`). The text is analysed before anything is read:
+    a query with no term to look up reads nothing.
 
     `earlier` holds a follow-up's earlier turns with their weight (0..1):
     their terms some row holds join the query at that share of their idf
@@ -368,11 +412,15 @@ async def keyword_query(
             if kind == "exact" and part not in terms
         )
     )
-    counts = await counter.terms(conn, [*terms, *exact, *shares], total)
+    if not terms and not shares and not groups:
+        return None
+    heads = _head_candidates(terms, languages)
+    # One statement: the row count's check, the terms' and the heads' counts.
+    counts, sums, total = await counter.look_up(
+        conn, ([*terms, *exact, *shares], heads), total
+    )
     total = max(total, 1)
-    prefixes: list[str] = []
-    if any(language_code(language) in COMPOUNDING for language in languages):
-        prefixes += await _as_heads(conn, counter, terms, counts, total)
+    prefixes = _as_heads(heads, sums, counts)
     weights = {term: idf(counts.get(term, 0), total) for term in terms}
     added = 0
     # Per word, the parts the index holds ("Müllabfuhr": "mull*" reaches
@@ -412,10 +460,10 @@ async def keyword_query(
         return None
     head_set = frozenset(prefixes)
     expression = " OR ".join(_quoted(term, term in head_set) for term in driving)
-    floor = 0
+    newest = 0
     if index is not None and sum(counts[term] for term in driving) > budget:
         # Even the rarest term is in more rows than the budget: its newest.
-        floor = await _floor(conn, index, expression, budget)
+        newest = budget
     others = {
         term: bm25_idf(counts[term], total) * shares.get(term, 1.0)
         for term in weights
@@ -430,7 +478,7 @@ async def keyword_query(
         expression=expression,
         weights=weights,
         prefixes=head_set,
-        floor=floor,
+        newest=newest,
         others=others,
         every=every,
     )
