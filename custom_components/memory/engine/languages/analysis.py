@@ -31,6 +31,7 @@ text: stored rows with an older version are analysed again.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+import functools
 import re
 from typing import Final
 import unicodedata
@@ -46,6 +47,8 @@ MAX_QUERY_TERMS: Final = 32
 # Letters a query term needs before, in a compounding language, it also
 # matches the stored words it begins (`keywords`, `query_finds`).
 MIN_PREFIX_TERM: Final = 5
+# Query analyses kept (`query_terms_in`): a few turns' worth, a few KiB.
+QUERY_CACHE: Final = 256
 
 # Han (with its extensions and compatibility ideographs), the iteration and
 # closing marks, Hiragana, Katakana (and its phonetic extensions), Hangul
@@ -174,13 +177,22 @@ def query_terms_in(text: str, languages: Iterable[str]) -> list[str]:
     For a household that speaks two languages: the union of every language's
     `query_terms`, but a word that is a stop word in any of them is dropped
     in all ("die" of a German question is not searched as an English word).
+    The last QUERY_CACHE analyses are kept: a turn is read by the follow-up
+    check, the memories' and the messages' searches, and later turns'
+    searches as an earlier turn, and is stemmed once.
     """
-    codes = list(dict.fromkeys(language_code(language) for language in languages))
+    codes = tuple(dict.fromkeys(language_code(language) for language in languages))
+    return list(_query_terms_in(text, codes))
+
+
+@functools.lru_cache(maxsize=QUERY_CACHE)
+def _query_terms_in(text: str, codes: tuple[str, ...]) -> tuple[str, ...]:
+    """`query_terms_in` of language codes, kept (a tuple: nobody changes it)."""
     stops = frozenset().union(*(stop_words(code) for code in codes))
     terms: dict[str, None] = {}
     for code in codes:
         terms.update(dict.fromkeys(_terms(text, code, tails=None, stops=stops)))
-    return list(terms)[:MAX_QUERY_TERMS]
+    return tuple(terms)[:MAX_QUERY_TERMS]
 
 
 def compound_groups(text: str, language: str) -> list[list[tuple[str, PartKind]]]:
