@@ -26,11 +26,11 @@ import numpy as np
 from ..errors import StoreError
 from ..languages import language_code
 from ..models import Vector
-from ..sql import IDS, rows_in
+from ..sql import ID_CHUNK, IDS, placeholders, rows_in
 from ..vectors import Scale, VectorIndex
 from .fusion import Ranked, fuse
 from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
-from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+from .semantic import SEMANTIC_POOL, cosines_outside_pool, exact_cosines, semantic_pool
 
 # Candidates the keyword signal contributes before fusion (tuned by
 # bench/locomo.py). Every candidate is then scored on both signals (keyword
@@ -192,20 +192,18 @@ class HybridSearch:
             raise
         semantic = await semantic_task
         # Keyword hits outside the semantic pool keep the cosine their row
-        # brought; pool members outside the keyword pool get their bm25.
+        # brought, or get it now (`late`, read with the bm25 of the pool
+        # members outside the keyword pool).
         pooled = {item_id for item_id, _score in semantic}
+        late = [i for i, _bm25, _cover in keyword if i not in pooled and semantic]
+        outside = {i: score for i, score in (cosines or {}).items() if i not in pooled}
         candidates = Candidates(
-            keywords,
-            keyword,
-            semantic,
-            {i: score for i, score in cosines.items() if i not in pooled}
-            if semantic
-            else {},
-            vectors,
+            keywords, keyword, semantic, outside if semantic else {}, vectors
         )
-        candidates.keyword = await self._complete_keyword(
-            corpus.reader, request, candidates, pooled
+        candidates.keyword, cosines = await self._complete_keyword(
+            corpus.reader, request, candidates, pooled, late if cosines is None else []
         )
+        candidates.similarity |= cosines
         # How unrelated rows score with this query; a search by vector
         # alone (no words) keeps raw cosines.
         scale = (
@@ -247,7 +245,7 @@ class HybridSearch:
 
     async def _keyword[H](
         self, corpus: Corpus[H], request: Request, vectors: Vectors | None
-    ) -> tuple[KeywordHits, dict[int, float], KeywordQuery | None]:
+    ) -> tuple[KeywordHits, dict[int, float] | None, KeywordQuery | None]:
         """FTS5 hits `(id, bm25, coverage)` best first, their cosines, the query.
 
         FTS5 ranks its matches on its own first (a bounded sort, without
@@ -255,7 +253,10 @@ class HybridSearch:
         pool are joined and filtered: far cheaper than joining every match.
         Only when the filters leave too few of those is every match joined.
         With `vectors`, each hit's stored vector comes along and its cosine
-        is returned.
+        is returned; but not when the rows are ranked again in Python
+        (`KeywordQuery.others`): of the KEYWORD_OVERFETCH times the pool
+        fetched, only the pool's are needed, and only those outside the
+        semantic pool, so they are read later (cosines None).
         """
         keywords = await self.keyword_query(
             corpus, request.text.strip(), request.language, request.earlier
@@ -267,7 +268,7 @@ class HybridSearch:
         vector = "NULL"
         join = ""
         args: list[Any] = []
-        if vectors is not None:
+        if vectors is not None and not keywords.others:
             vector = "e.vector"
             join = (
                 f"LEFT JOIN {tables.embeddings} e ON e.model = ? "
@@ -336,17 +337,21 @@ class HybridSearch:
             hits = [
                 (int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows
             ]
-        cosines: dict[int, float] = {}
-        stored = [row for row in rows if row[3] is not None]
-        if vectors is not None and stored:
-            matrix = np.frombuffer(
-                b"".join(row[3] for row in stored), dtype=np.float32
-            ).reshape(len(stored), -1)
-            cosines = {
-                int(row[0]): float(score)
-                for row, score in zip(stored, matrix @ vectors.unit, strict=True)
-            }
-        return hits, cosines, keywords
+        if vectors is not None and keywords.others:
+            return hits, None, keywords
+        return hits, _cosines(rows, vectors), keywords
+
+    def _bm25_of(self) -> str:
+        """SELECT `(id, bm25 or NULL, terms, NULL)` of `ids` ({IDS}; then the MATCH)."""
+        fts = self.tables.fts
+        return (
+            f"WITH c AS MATERIALIZED (SELECT m.id, m.terms "  # noqa: S608
+            f"FROM {self.tables.rows} m WHERE m.id IN ({IDS})), "
+            f"f AS MATERIALIZED (SELECT {fts}.rowid AS id, {self.tables.bm25} "
+            f"AS rank FROM {fts} WHERE {fts} MATCH ? "
+            f"AND +{fts}.rowid IN (SELECT id FROM c)) "
+            "SELECT c.id, f.rank, c.terms, NULL FROM c LEFT JOIN f ON f.id = c.id"
+        )
 
     async def keyword_of(
         self,
@@ -364,29 +369,8 @@ class HybridSearch:
         """
         if keywords is None or not ids:
             return []
-        fts = self.tables.fts
-        rows = await rows_in(
-            conn,
-            f"WITH c AS MATERIALIZED (SELECT m.id, m.terms "  # noqa: S608
-            f"FROM {self.tables.rows} m WHERE m.id IN ({IDS})), "
-            f"f AS MATERIALIZED (SELECT {fts}.rowid AS id, {self.tables.bm25} "
-            f"AS rank FROM {fts} WHERE {fts} MATCH ? "
-            f"AND +{fts}.rowid IN (SELECT id FROM c)) "
-            "SELECT c.id, f.rank, c.terms FROM c LEFT JOIN f ON f.id = c.id",
-            ids,
-            after=[keywords.expression],
-        )
-        hits = []
-        for row in rows:
-            rest = keywords.rest(row[2])
-            if row[1] is not None:
-                hits.append(
-                    (int(row[0]), float(row[1]) - rest, keywords.coverage(row[2]))
-                )
-            elif rest > 0:
-                hits.append((int(row[0]), -rest, keywords.coverage(row[2])))
-        hits.sort(key=lambda hit: (hit[1], hit[0]))
-        return hits
+        rows = await rows_in(conn, self._bm25_of(), ids, after=[keywords.expression])
+        return keywords.hits(rows)
 
     async def _complete_keyword(
         self,
@@ -394,18 +378,41 @@ class HybridSearch:
         request: Request,
         candidates: Candidates,
         ids: Iterable[int],
-    ) -> KeywordHits:
+        late: Sequence[int] = (),
+    ) -> tuple[KeywordHits, dict[int, float]]:
         """Add to the keyword hits the bm25 of `ids` outside the keyword pool.
 
         Only needed when the pool was full: if it was not, every match that
-        passes the filters is in it already.
+        passes the filters is in it already. Returns the cosines of the
+        keyword hits `late` too, read in the same statement.
         """
-        keyword = candidates.keyword
+        keyword, tables = candidates.keyword, self.tables
+        keywords, vectors = candidates.keywords, candidates.vectors
         have = {hit[0] for hit in keyword}
         missing = sorted({item_id for item_id in ids if item_id not in have})
-        if not missing or len(keyword) < request.pool:
-            return keyword
-        return keyword + await self.keyword_of(conn, candidates.keywords, missing)
+        if len(keyword) < request.pool:
+            missing = []
+        if keywords is None or vectors is None or not late:
+            return keyword + await self.keyword_of(conn, keywords, missing), {}
+        if not missing or len(missing) + len(late) > ID_CHUNK:
+            hits = await self.keyword_of(conn, keywords, missing)
+            table, key, model = tables.embeddings, tables.key, vectors.model
+            cosines = await exact_cosines(
+                conn, vectors.unit, late, table=table, key=key, model=model
+            )
+            return keyword + hits, cosines
+        key = tables.key
+        rows = list(
+            await conn.execute_fetchall(
+                self._bm25_of().replace(IDS, placeholders(len(missing)))
+                + f" UNION ALL SELECT e.{key}, NULL, NULL, e.vector "  # noqa: S608
+                f"FROM {tables.embeddings} e WHERE e.model = ? "
+                f"AND e.{key} IN ({placeholders(len(late))})",
+                [*missing, keywords.expression, vectors.model, *late],
+            )
+        )
+        hits = keywords.hits([row for row in rows if row[3] is None])
+        return keyword + hits, _cosines(rows, vectors)
 
     async def complete(
         self,
@@ -420,7 +427,7 @@ class HybridSearch:
         outside the keyword pool get their bm25 if the pool was full (if it
         was not, every match is in it already).
         """
-        candidates.keyword = await self._complete_keyword(
+        candidates.keyword, _cosines = await self._complete_keyword(
             conn, request, candidates, ids
         )
         cosines = await self._similarity(conn, request, candidates, ids)
@@ -473,3 +480,17 @@ class HybridSearch:
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
         )
+
+
+def _cosines(
+    rows: Sequence[Sequence[Any]], vectors: Vectors | None
+) -> dict[int, float]:
+    """Cosines with the query of the rows `(id, …, vector or NULL)` that hold one."""
+    stored = [row for row in rows if row[3] is not None]
+    if vectors is None or not stored:
+        return {}
+    matrix = np.frombuffer(b"".join(row[3] for row in stored), dtype=np.float32)
+    scores = matrix.reshape(len(stored), -1) @ vectors.unit
+    return {
+        int(row[0]): float(score) for row, score in zip(stored, scores, strict=True)
+    }

@@ -113,6 +113,22 @@ class KeywordQuery:
                 score += weight * count * (BM25_K1 + 1) / (count + BM25_K1)
         return score
 
+    def hits(self, rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, float]]:
+        """Hits `(id, bm25, coverage)` of rows `(id, bm25 or NULL, terms, …)`, best first.
+
+        A row the MATCH did not find scores on the terms outside it (none:
+        no hit).
+        """
+        hits = []
+        for row in rows:
+            rest = self.rest(row[2])
+            if row[1] is not None:
+                hits.append((int(row[0]), float(row[1]) - rest, self.coverage(row[2])))
+            elif rest > 0:
+                hits.append((int(row[0]), -rest, self.coverage(row[2])))
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
+
     def coverage(self, terms: str) -> float:
         """Weighted share of the query's terms that a row's `terms` hold."""
         total = sum(self.weights.values())
