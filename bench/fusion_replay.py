@@ -11,7 +11,10 @@ all-MiniLM-L6-v2 and multilingual-e5-small vectors and keeps, per hybrid
 query: the inputs of the engine's last `fuse` call (keyword hits, semantic
 pool, completed cosines, the model's scale), the context neighbours
 (`add_context`), what the engine returned, the answers, and the query's
-cosine with every stored vector (the vectors-alone ranking). `replay` runs
+cosine with every stored vector (the vectors-alone ranking), and the
+keyword side's terms: each query term's weight (idf from the FTS5
+vocabulary's row counts), the index's rows, and every keyword hit's
+analysed terms (which query terms it holds). `replay` runs
 fusions over them (`fuse`, then `add_context` where the store did) and
 prints, per model and language, hybrid question R@1 and MRR against the
 better of keywords alone and vectors alone, and LoCoMo R@10 (dev set, with
@@ -33,7 +36,16 @@ keyword share `w`, full semantic confidence at `z` standard deviations);
 `decay` (a cosine `d` standard deviations below the query's best scores
 exp(-d / `t`) instead of its linear place between the unrelated level and
 the best, and the keyword share is scaled by `c0 + (1 - c0) * min(gap / g,
-1)`, gap = (best bm25 - second) / best). Results: docs/benchmarks/household.md.
+1)`, gap = (best bm25 - second) / best). Both take, from issue #22's
+second round: `a` (that share of the keyword relevance is the hit's query
+coverage over the best hit's, the rest bm25 over the best), `grp` (1:
+coverage counts the query terms that the same hits hold once, so a word
+and its compound parts found in the same rows weigh as one), `lam` and `k`
+(each list adds lam * its share * k / (k + rank) to a candidate it holds),
+`one` and `m` (the keyword share times `one` when the best keyword hit holds
+a single query term that `m` or more hits hold) and `ab` (the keyword share
+times 1 - ab * the query's idf share in terms no row holds). `--records`
+reads recordings from another directory. Results: docs/benchmarks/household.md.
 """
 
 from __future__ import annotations
@@ -41,7 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
@@ -78,7 +90,7 @@ MODELS: Final = ("minilm", "e5")
 type Keyword = list[tuple[int, float, float]]
 type Semantic = list[tuple[int, float]]
 type FuseFn = Callable[
-    [Keyword, Semantic, dict[int, float], Scale | None],
+    [Keyword, Semantic, dict[int, float], Scale | None, "Record"],
     list[fusion.Ranked],
 ]
 
@@ -99,6 +111,13 @@ class Record:
     answers: set[int] = field(default_factory=set)  # household: answer ids
     evidence: set[str] = field(default_factory=set)  # LoCoMo: dia ids
     dia: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # The query's analysed terms with their weight (idf, from the FTS5
+    # vocabulary's row counts), the prefixes among them, the index's rows,
+    # and each keyword hit's analysed terms: which query terms it holds.
+    weights: dict[str, float] = field(default_factory=dict)
+    prefixes: frozenset[str] = frozenset()
+    rows: int = 0
+    terms: dict[int, str] = field(default_factory=dict)
 
 
 class Recorder:
@@ -134,13 +153,27 @@ class Recorder:
                 setattr(module, "fuse", fuse)  # noqa: B010 - a patch, by name
             if getattr(module, "add_context", None) is original_context:
                 setattr(module, "add_context", add_context)  # noqa: B010
+        hybrid = sys.modules["engine.search.hybrid"]
+        original_query = hybrid.HybridSearch.keyword_query
+
+        async def keyword_query(search: Any, *args: Any, **kwargs: Any) -> Any:
+            query = await original_query(search, *args, **kwargs)
+            self.last["query"] = query
+            self.last["rows"] = await search.rows.count(args[0].reader)
+            return query
+
+        hybrid.HybridSearch.keyword_query = keyword_query
 
     async def search(self, store: Any, query: Any) -> dict[str, Any]:
         """Run one search; its fusion inputs and the ids it returned."""
         self.last.clear()
         hits = await store.search(query)
         keyword, semantic, similarity = self.last["fuse"]
+        query = self.last.get("query")
         return {
+            "weights": dict(query.weights) if query is not None else {},
+            "prefixes": query.prefixes if query is not None else frozenset(),
+            "rows": self.last.get("rows", 0),
             "keyword": keyword,
             "semantic": semantic,
             "similarity": similarity,
@@ -148,6 +181,19 @@ class Recorder:
             "neighbours": self.last.get("neighbours"),
             "returned": [hit.item.id for hit in hits],
         }
+
+
+def hit_terms(path: Path, keyword: Keyword) -> dict[int, str]:
+    """Give the analysed terms (`memories.terms`) of every keyword hit."""
+    ids = [item_id for item_id, _bm25, _coverage in keyword]
+    if not ids:
+        return {}
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT id, terms FROM memories WHERE id IN "  # noqa: S608 - numbers only
+            f"({', '.join(str(i) for i in ids)})"
+        ).fetchall()
+    return {int(row[0]): str(row[1]) for row in rows}
 
 
 def stored_cosines(path: Path, vector: np.ndarray) -> dict[int, float]:
@@ -199,11 +245,13 @@ async def record_household(
                 query = engine.SearchQuery(
                     text=text, vector=vector, limit=10, language=lang
                 )
+                found = await recorder.search(store, query)
                 records.append(
                     Record(
                         group=lang,
                         kind=kind,
-                        **await recorder.search(store, query),
+                        **found,
+                        terms=hit_terms(path, found["keyword"]),
                         cosines=stored_cosines(path, vector),
                         answers={ids[key] for key in question.answers},
                     )
@@ -247,11 +295,13 @@ async def record_locomo(
                 query = engine.SearchQuery(
                     text=question.text, vector=vector, limit=25, context=context
                 )
+                found = await recorder.search(index.store, query)
                 records.append(
                     Record(
                         group=group,
                         kind="locomo",
-                        **await recorder.search(index.store, query),
+                        **found,
+                        terms=hit_terms(path, found["keyword"]),
                         cosines=stored_cosines(path, vector),
                         evidence=set(question.evidence),
                         dia=index.dia,
@@ -265,10 +315,68 @@ async def record_locomo(
 
 
 def shipped(
-    keyword: Keyword, semantic: Semantic, similarity: dict[int, float], scale: Any
+    keyword: Keyword,
+    semantic: Semantic,
+    similarity: dict[int, float],
+    scale: Any,
+    _record: Record | None = None,
 ) -> list[fusion.Ranked]:
     """Rank as the engine does (its own `fuse`)."""
     return fusion.fuse(keyword, semantic, similarity, scale)
+
+
+def held_terms(record: Record, item: int) -> set[str]:
+    """Give the query's terms a keyword hit holds (a prefix term: any word it begins)."""
+    words = set(record.terms.get(item, "").split())
+    return {
+        term
+        for term in record.weights
+        if term in words
+        or (term in record.prefixes and any(w.startswith(term) for w in words))
+    }
+
+
+def grouped_coverage(record: Record, items: Iterable[int]) -> dict[int, float]:
+    """Coverage with the query's terms that the same hits hold counted once.
+
+    A word and its compound parts ("fødselsdag", "fødsel", "elsdag") found
+    in the same rows are one piece of evidence: each group of terms held by
+    the same set of hits weighs its heaviest term's idf; terms no hit holds
+    keep their own.
+    """
+    held = {item: held_terms(record, item) for item in items}
+    groups: dict[object, float] = {}
+    for term, weight in record.weights.items():
+        key: object = frozenset(i for i, terms in held.items() if term in terms)
+        if not key:
+            key = ("absent", term)
+        groups[key] = max(groups.get(key, 0.0), weight)
+    total = sum(groups.values()) or 1.0
+    return {
+        item: sum(
+            w for key, w in groups.items() if isinstance(key, frozenset) and item in key
+        )
+        / total
+        for item in held
+    }
+
+
+def absent_share(record: Record) -> float:
+    """Share of the query's idf in terms no row holds (a word's stem held: not absent)."""
+    weights = record.weights
+    if not weights:
+        return 0.0
+    zero = math.log(1 + (max(record.rows, 1) + 0.5) / 0.5)  # `keywords.idf(0, N)`
+    terms = [
+        t
+        for t in weights
+        if not (
+            weights[t] >= zero - 1e-9
+            and any(o != t and t.startswith(o) for o in weights)
+        )
+    ]
+    total = sum(weights[t] for t in terms) or 1.0
+    return sum(weights[t] for t in terms if weights[t] >= zero - 1e-9) / total
 
 
 def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
@@ -279,9 +387,27 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         params.get("c0", 1.0),
         params.get("g", 0.5),
     )
+    # Keyword relevance: `a` of it from the hit's query coverage (the share
+    # of the query's idf a hit holds, over the best hit's), the rest from
+    # bm25 over the best; `grp`: coverage with terms the same hits hold
+    # counted once; `lam`: a bonus of lam * share * k / (k + rank) per list;
+    # `one`: the keyword share times this when the best keyword hit holds a
+    # single query term that `m` or more hits hold; `ab`: the keyword share
+    # times 1 - ab * (share of the query's idf no row holds).
+    covered, grouped = params.get("a", 0.0), params.get("grp", 0.0)
+    bonus, offset = params.get("lam", 0.0), params.get("k", 1.0)
+    single, shared, absent = (
+        params.get("one", 1.0),
+        params.get("m", 2.0),
+        params.get("ab", 0.0),
+    )
 
     def fuse(
-        keyword: Keyword, semantic: Semantic, similarity: dict[int, float], scale: Any
+        keyword: Keyword,
+        semantic: Semantic,
+        similarity: dict[int, float],
+        scale: Any,
+        record: Record | None = None,
     ) -> list[fusion.Ranked]:
         if not semantic or scale is None:
             return fusion.fuse(keyword, semantic, similarity, scale)
@@ -296,10 +422,34 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         )
         bm25 = sorted((max(-score, 0.0) for _id, score, _c in keyword), reverse=True)
         top = (bm25[0] if bm25 else 0.0) or 1.0
+        coverage = {i: c for i, _s, c in keyword}
+        if grouped and record is not None and record.weights:
+            coverage = grouped_coverage(record, coverage)
+        top_coverage = max(coverage.values(), default=0.0) or 1.0
         gap = (bm25[0] - (bm25[1] if len(bm25) > 1 else 0.0)) / top if bm25 else 0.0
         keyword_share = share * (floor + (1 - floor) * min(gap / gap_full, 1.0))
+        if absent and record is not None:
+            keyword_share *= 1 - absent * absent_share(record)
+        relevance = {
+            i: covered * coverage[i] / top_coverage
+            + (1 - covered) * max(-score, 0.0) / top
+            for i, score, _c in keyword
+        }
+        if single < 1 and record is not None and relevance:
+            first = max(relevance, key=lambda i: (relevance[i], -i))
+            terms = held_terms(record, first)
+            if len(terms) == 1:
+                (term,) = terms
+                if sum(term in held_terms(record, i) for i in relevance) >= shared:
+                    keyword_share *= single
         total = (keyword_share + semantic_share) or 1.0
-        relevance = {i: max(-score, 0.0) / top for i, score, _c in keyword}
+        keyword_rank = {
+            i: n
+            for n, i in enumerate(sorted(relevance, key=lambda i: (-relevance[i], i)))
+        }
+        cosine_rank = {
+            i: n for n, i in enumerate(sorted(cosines, key=lambda i: (-cosines[i], i)))
+        }
         ranked = []
         for item in relevance.keys() | cosines.keys():
             cosine = cosines.get(item, level)
@@ -310,6 +460,13 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
             else:
                 near = min((cosine - level) / (best - level), 1.0)
             score = keyword_share * relevance.get(item, 0.0) + semantic_share * near
+            if bonus:
+                for weight, ranks in (
+                    (keyword_share, keyword_rank),
+                    (semantic_share, cosine_rank),
+                ):
+                    if item in ranks:
+                        score += bonus * weight * offset / (offset + ranks[item])
             ranked.append(fusion.Ranked(item, score / total, ()))
         ranked.sort(key=lambda e: (-e.score, -cosines.get(e.id, -2.0), e.id))
         return ranked
@@ -336,7 +493,7 @@ def ranking(record: Record, fuse: FuseFn | None) -> list[int]:
     if fuse is None:
         return sorted(record.cosines, key=lambda i: (-record.cosines[i], i))
     scale = None if record.scale is None else Scale(*record.scale)
-    ranked = fuse(record.keyword, record.semantic, record.similarity, scale)
+    ranked = fuse(record.keyword, record.semantic, record.similarity, scale, record)
     if record.neighbours is not None and ranked:
         ranked = fusion.add_context(ranked, record.neighbours)
     return [entry.id for entry in ranked]
@@ -380,17 +537,19 @@ def scores(
     }
 
 
-def load(name: str) -> list[Record]:
+def load(name: str, directory: Path = OUT) -> list[Record]:
     """Read what `record` wrote (a local pickle of this harness's own output)."""
-    with (OUT / f"{name}.pkl").open("rb") as file:
+    with (directory / f"{name}.pkl").open("rb") as file:
         records: list[Record] = pickle.load(file)  # noqa: S301 - our own file
     return records
 
 
-def replay(specs: Sequence[str]) -> None:
+def replay(specs: Sequence[str], directory: Path = OUT) -> None:
     """Print each fusion's figures against the single signals and the engine."""
     sets = {
-        f"{s}-{m}": load(f"{s}-{m}") for s in ("household", "locomo") for m in MODELS
+        f"{s}-{m}": load(f"{s}-{m}", directory)
+        for s in ("household", "locomo")
+        for m in MODELS
     }
     mismatched = sum(
         ranking(r, shipped)[: len(r.returned)] != r.returned
@@ -449,9 +608,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rep = sub.add_parser("replay", help="replay fusions over the records (seconds)")
     rep.add_argument("fusions", nargs="+", help="shipped, linear:w=..,z=.., decay:...")
+    rep.add_argument(
+        "--records",
+        type=Path,
+        default=OUT,
+        help="where `record` wrote (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.command == "replay":
-        replay(args.fusions)
+        replay(args.fusions, args.records)
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
     recorder = Recorder()  # patches the engine once
