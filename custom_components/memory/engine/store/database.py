@@ -100,7 +100,8 @@ async def erase_wal(writer: aiosqlite.Connection) -> None:
     more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
     which the purge tests check. Called with writes held.
     """
-    await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Its row read: a stepping statement fails a COMMIT (rows.on_writer).
+    await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 class Database:
@@ -393,7 +394,7 @@ class Database:
         writer, _reader = self.connections()
         await self._write_lock.acquire()
         try:
-            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
         except BaseException:
             self._write_lock.release()
             raise

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
+import sqlite3
 
 import aiosqlite
 import numpy.typing as npt
@@ -24,13 +26,17 @@ from .database import Database, erase_wal
 from .memory_vectors import MemoryVectors
 from .rows import (
     ITEM_COLUMNS,
+    Prepared,
     check_ids,
-    insert_many,
     insert_memory,
+    insert_row,
     memory_key,
     memory_terms,
+    on_writer,
+    rollback,
     row_to_item,
     validate_memory,
+    write_memories,
 )
 
 
@@ -60,37 +66,50 @@ class MemoryTable:
         `vectors` (of the store's model) are stored for newly created items.
         """
         writer, _reader = self._db.connections()
-        prepared = [
+        prepared: list[Prepared] = [
             (replace(memory, language=memory.language or self._db.language), *checked)
             for memory in memories
             for checked in (validate_memory(memory),)
         ]
         if vectors is not None and len(vectors) != len(memories):
             raise InvalidInputError("one vector per memory is needed")
-        units: list[Vector | None] = [
-            None if vector is None else as_unit_vector(vector)
-            for vector in (vectors or [None] * len(memories))
-        ]
-        if any(unit is not None for unit in units) and self._db.model is None:
-            raise InvalidInputError("the store has no embedding model for vectors")
+        given = list(vectors or [])
         now = self._db.now()
         new_vectors: dict[int, Vector] = {}
         async with self._db.write_lock:
-            async with immediate_transaction(writer):
-                outcome = await insert_many(writer, prepared, now)
-                for (item_id, created), unit in zip(outcome, units, strict=True):
-                    if created and unit is not None:
-                        new_vectors[item_id] = unit
-                if new_vectors:
-                    await self._vectors.store(writer, new_vectors)
+            if all(vector is None for vector in given):
+                # Analysed, written, committed and read back in one hand-off.
+                written = await on_writer(
+                    writer,
+                    partial(write_memories, prepared=prepared, now=now, commit=True),
+                )
+            else:
+                try:
+                    # Vectors checked and scaled, memories analysed and
+                    # written in one hand-off; the transaction stays open
+                    # for the vectors' rows.
+                    written, new_vectors = await on_writer(
+                        writer,
+                        partial(
+                            _write_with_vectors,
+                            prepared=prepared,
+                            vectors=given,
+                            model=self._db.model,
+                            now=now,
+                        ),
+                    )
+                    if new_vectors:
+                        await self._vectors.store(writer, new_vectors)
+                    await writer.execute("COMMIT")
+                except BaseException:
+                    # Also when cancelled while a statement was queued: it
+                    # still runs, and this ROLLBACK after it ends what it began.
+                    await on_writer(writer, rollback)
+                    raise
             if new_vectors:
                 await self._vectors.index_add(new_vectors)
-        items = await self.get_many([item_id for item_id, _ in outcome], conn=writer)
         self._db.changed()
-        return [
-            AddResult(item=items[item_id], created=created)
-            for item_id, created in outcome
-        ]
+        return [AddResult(item=item, created=created) for item, created in written]
 
     async def forget(self, ids: Sequence[int], *, purge: bool = False) -> list[int]:
         """Archive memories, or with `purge` erase every copy of them.
@@ -222,19 +241,13 @@ class MemoryTable:
             # A correction without a language of its own keeps the old one's.
             language = new.language or current[old_id].language or self._db.language
             new = replace(new, language=language)
-            async with immediate_transaction(writer):
-                new_id, _created = await insert_memory(writer, new, content, tags, now)
-                replaced = [item_id for item_id in olds if item_id != new_id]
-                if replaced:
-                    await writer.execute(
-                        "UPDATE memories SET status = 'superseded', "
-                        "superseded_by = ?, valid_to = ?, updated_at = ? "
-                        f"WHERE id IN ({placeholders(len(replaced))})",
-                        [new_id, now, now, *replaced],
-                    )
-            items = await self.get_many([new_id, old_id], conn=writer)
+            # Analysed, written, committed and read back in one hand-off.
+            added, old = await on_writer(
+                writer,
+                partial(_supersede, prepared=(new, content, tags), olds=olds, now=now),
+            )
         self._db.changed()
-        return items[new_id], items[old_id]
+        return added, old
 
     async def update_content(
         self,
@@ -350,3 +363,60 @@ class MemoryTable:
             vectors_by_model=await self._vectors.counts(reader),
             database_bytes=self._db.database_bytes(),
         )
+
+
+def _supersede(
+    conn: sqlite3.Connection,
+    prepared: Prepared,
+    olds: Sequence[int],
+    now: float,
+) -> tuple[MemoryItem, MemoryItem]:
+    """On the writer's thread: add `prepared`, mark `olds` superseded by it.
+
+    Returns the new memory and the first of `olds`, as committed.
+    """
+    memory, content, tags = prepared
+    key = memory_key(content, memory.type, memory.source.conversation_id)
+    row = insert_row(memory, content, tags, key, now)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        new, _created = insert_memory(conn, (memory.scope, key), row, tags)
+        replaced = [item_id for item_id in olds if item_id != new.id]
+        if replaced:
+            conn.execute(
+                "UPDATE memories SET status = 'superseded', "
+                "superseded_by = ?, valid_to = ?, updated_at = ? "
+                f"WHERE id IN ({placeholders(len(replaced))})",
+                [new.id, now, now, *replaced],
+            )
+        old = conn.execute(
+            f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.id = ?", (olds[0],)
+        ).fetchall()
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return new, row_to_item(old[0])
+
+
+def _write_with_vectors(
+    conn: sqlite3.Connection,
+    prepared: Sequence[Prepared],
+    vectors: Sequence[npt.ArrayLike | None],
+    model: str | None,
+    now: float,
+) -> tuple[list[tuple[MemoryItem, bool]], dict[int, Vector]]:
+    """On the writer's thread: scale the vectors, then write the memories.
+
+    Every vector is checked before anything is written; the transaction is
+    left open for the new memories' vectors (returned by id).
+    """
+    units = [None if vector is None else as_unit_vector(vector) for vector in vectors]
+    if model is None:
+        raise InvalidInputError("the store has no embedding model for vectors")
+    written = write_memories(conn, prepared, now, commit=False)
+    return written, {
+        item.id: unit
+        for (item, created), unit in zip(written, units, strict=True)
+        if created and unit is not None
+    }

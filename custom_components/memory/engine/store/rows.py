@@ -2,12 +2,17 @@
 
 A memory is validated before any write (`validate_memory`); a row reads
 back as a `MemoryItem` (`row_to_item`). Inserts keep one active memory per
-text and scope: a twin returns the existing row instead of a new one.
+text and scope: a twin returns the existing row instead of a new one. They
+are plain sqlite3 functions run on the writer's own thread (`on_writer`):
+an add is analysed, written, committed and read back in one hand-off
+instead of one a statement, and its term analysis is off the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+import functools
+import logging
 import sqlite3
 from typing import Any, Final
 
@@ -38,16 +43,39 @@ from ..models import (
     from_timestamp,
     to_timestamp,
 )
-from ..sql import IDS, placeholders, rows_in, storable_ids
+from ..sql import IDS, chunks, placeholders, rows_in, storable_ids
 from ..text import clean_content, content_key, is_blank, normalize_tag
 
-ITEM_COLUMNS: Final = (
-    "m.id, m.scope, m.type, m.content, m.tags, m.status, m.superseded_by, "
-    "m.valid_from, m.valid_to, m.expires_at, m.created_at, m.updated_at, "
-    "m.last_recalled_at, m.recall_count, m.origin, m.conversation_id, "
-    "m.agent_id, m.device_id, m.user_id, m.topic, m.confidence, m.message_id, "
-    "m.language"
+_LOGGER = logging.getLogger(__name__)
+
+_ITEM_NAMES: Final = (
+    "id",
+    "scope",
+    "type",
+    "content",
+    "tags",
+    "status",
+    "superseded_by",
+    "valid_from",
+    "valid_to",
+    "expires_at",
+    "created_at",
+    "updated_at",
+    "last_recalled_at",
+    "recall_count",
+    "origin",
+    "conversation_id",
+    "agent_id",
+    "device_id",
+    "user_id",
+    "topic",
+    "confidence",
+    "message_id",
+    "language",
 )
+ITEM_COLUMNS: Final = ", ".join(f"m.{name}" for name in _ITEM_NAMES)
+# The same columns in an INSERT's RETURNING (which takes no table alias).
+_RETURNED: Final = ", ".join(_ITEM_NAMES)
 
 # An expired twin no longer counts: archive it (as expire_due would) so it
 # cannot swallow the new memory and then be archived with it.
@@ -126,10 +154,14 @@ def memory_terms(content: str, tags: Iterable[str], language: str) -> str:
     )
 
 
+# Rows written together share their times: each is converted once.
+_time = functools.lru_cache(maxsize=1024)(from_timestamp)
+
+
 def row_to_item(row: sqlite3.Row) -> MemoryItem:
     """Map a row of `ITEM_COLUMNS` to its memory."""
-    created = from_timestamp(row["created_at"])
-    updated = from_timestamp(row["updated_at"])
+    created = _time(row["created_at"])
+    updated = _time(row["updated_at"])
     assert created is not None  # noqa: S101 - NOT NULL columns
     assert updated is not None  # noqa: S101
     return MemoryItem(
@@ -140,12 +172,12 @@ def row_to_item(row: sqlite3.Row) -> MemoryItem:
         tags=tuple(row["tags"].split()),
         status=MemoryStatus(row["status"]),
         superseded_by=row["superseded_by"],
-        valid_from=from_timestamp(row["valid_from"]),
-        valid_to=from_timestamp(row["valid_to"]),
-        expires_at=from_timestamp(row["expires_at"]),
+        valid_from=_time(row["valid_from"]),
+        valid_to=_time(row["valid_to"]),
+        expires_at=_time(row["expires_at"]),
         created_at=created,
         updated_at=updated,
-        last_recalled_at=from_timestamp(row["last_recalled_at"]),
+        last_recalled_at=_time(row["last_recalled_at"]),
         recall_count=row["recall_count"],
         source=Source(
             origin=Origin(row["origin"]),
@@ -231,65 +263,141 @@ def memory_key(content: str, kind: MemoryType, conversation_id: str | None) -> s
     return key
 
 
-async def insert_many(
-    conn: aiosqlite.Connection,
-    prepared: Sequence[tuple[NewMemory, str, tuple[str, ...]]],
-    now: float,
-) -> list[tuple[int, bool]]:
-    """Insert validated memories; return `(id, created)` for each, in order.
+type Prepared = tuple[NewMemory, str, tuple[str, ...]]
+"""A validated memory (its language set), its cleaned content and its tags."""
 
-    A few statements for the whole batch (one aiosqlite round trip is a
-    thread hand-off, which dominated the per-row version): expired twins
-    archived, the rows inserted with one multi-row INSERT per chunk, twins
-    looked up, tags written. A batch that repeats a text in one scope goes
-    row by row, so that its first copy is the one kept, as with `add`.
+
+async def on_writer[T](
+    conn: aiosqlite.Connection, work: Callable[[sqlite3.Connection], T]
+) -> T:
+    """Run `work` with the sqlite3 connection on its own thread: one hand-off.
+
+    Each aiosqlite call is a trip to the connection's thread and back; an
+    add made of several statements pays one trip instead of one a
+    statement. aiosqlite (pinned 0.22.1) has no public way in: `_execute`
+    is what its own methods use to run on that thread. Its thread holds the
+    last call's result until the next call has run, so a cursor of the
+    writer whose rows were not all read keeps its statement stepping
+    through `work`, and a `COMMIT` in `work` would fail: the writer's
+    row-returning statements are read to their end (`execute_fetchall`,
+    or `async with` the cursor).
+    """
+
+    def run() -> T:
+        return work(conn._conn)  # noqa: SLF001 - see above
+
+    result: T = await conn._execute(run)  # type: ignore[no-untyped-call]  # noqa: SLF001
+    return result
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """`ROLLBACK` whatever is open; a transaction already ended is no error."""
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as err:
+        _LOGGER.debug("Nothing to roll back: %s", err)
+
+
+def write_memories(
+    conn: sqlite3.Connection,
+    prepared: Sequence[Prepared],
+    now: float,
+    *,
+    commit: bool,
+) -> list[tuple[MemoryItem, bool]]:
+    """On the writer's thread: insert memories; return `(item, created)` each.
+
+    The terms are analysed first, outside the transaction (and off the
+    event loop); then `BEGIN IMMEDIATE`, the inserts with their duplicate
+    checks (`insert_many`) and, with `commit`, `COMMIT`. Without it the
+    transaction stays open for the caller's further statements (vectors)
+    and its `COMMIT`. On any error it is rolled back before the error goes
+    on.
     """
     keys = [
         memory_key(content, memory.type, memory.source.conversation_id)
         for memory, content, _tags in prepared
     ]
+    rows = [
+        insert_row(memory, content, tags, key, now)
+        for (memory, content, tags), key in zip(prepared, keys, strict=True)
+    ]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        written = insert_many(conn, prepared, keys, rows, now)
+        if commit:
+            conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return written
+
+
+def insert_many(
+    conn: sqlite3.Connection,
+    prepared: Sequence[Prepared],
+    keys: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    now: float,
+) -> list[tuple[MemoryItem, bool]]:
+    """Insert analysed memories in the open transaction; `(item, created)` each.
+
+    A few statements for the whole batch: expired twins archived, the rows
+    inserted with one multi-row INSERT per chunk (which returns them as
+    stored), twins read, tags written. A batch that repeats a text in one
+    scope goes row by row, so that its first copy is the one kept, as with
+    `add`.
+    """
     pairs = [
         (memory.scope, key)
         for (memory, _content, _tags), key in zip(prepared, keys, strict=True)
     ]
     if len(set(pairs)) < len(pairs):
         return [
-            await insert_memory(conn, memory, content, tags, now)
-            for memory, content, tags in prepared
+            insert_memory(conn, pair, row, tags)
+            for pair, row, (_memory, _content, tags) in zip(
+                pairs, rows, prepared, strict=True
+            )
         ]
-    await conn.executemany(_ARCHIVE_EXPIRED_TWIN, [(now, *pair, now) for pair in pairs])
-    created: dict[tuple[str, str], int] = {}
-    for start in range(0, len(prepared), _INSERT_CHUNK):
-        chunk = range(start, min(start + _INSERT_CHUNK, len(prepared)))
+    conn.executemany(_ARCHIVE_EXPIRED_TWIN, [(now, *pair, now) for pair in pairs])
+    created: dict[tuple[str, str], MemoryItem] = {}
+    for chunk in chunks(rows, _INSERT_CHUNK):
         values = ", ".join(
             ["(" + placeholders(len(_INSERT_COLUMNS)) + ")"] * len(chunk)
         )
-        rows = await conn.execute_fetchall(
+        cursor = conn.execute(
             f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES {values} "
             "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
-            "RETURNING id, scope, content_key",
-            [value for i in chunk for value in insert_row(*prepared[i], keys[i], now)],
+            f"RETURNING {_RETURNED}, content_key",
+            [value for row in chunk for value in row],
         )
-        created.update(((row[1], row[2]), int(row[0])) for row in rows)
-    existing: dict[tuple[str, str], int] = {}
+        created.update(
+            ((row["scope"], row["content_key"]), row_to_item(row))
+            for row in cursor.fetchall()
+        )
     twins = sorted(
         {key for pair, key in zip(pairs, keys, strict=True) if pair not in created}
     )
-    rows = await rows_in(
-        conn,
-        "SELECT id, scope, content_key FROM memories WHERE status = 'active' "
-        f"AND content_key IN ({IDS})",
-        twins,
-    )
-    existing.update(((row[1], row[2]), int(row[0])) for row in rows)
+    existing: dict[tuple[str, str], MemoryItem] = {}
+    for keys_chunk in chunks(twins):
+        cursor = conn.execute(
+            f"SELECT {ITEM_COLUMNS}, m.content_key FROM memories m "
+            "WHERE m.status = 'active' "
+            f"AND m.content_key IN ({placeholders(len(keys_chunk))})",
+            keys_chunk,
+        )
+        existing.update(
+            ((row["scope"], row["content_key"]), row_to_item(row))
+            for row in cursor.fetchall()
+        )
     tag_rows = [
-        (created[pair], tag)
+        (created[pair].id, tag)
         for (_memory, _content, tags), pair in zip(prepared, pairs, strict=True)
         if pair in created
         for tag in tags
     ]
     if tag_rows:
-        await conn.executemany(
+        conn.executemany(
             "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)", tag_rows
         )
     # The conflict proves the twin exists.
@@ -299,42 +407,43 @@ async def insert_many(
     ]
 
 
-async def insert_memory(
-    conn: aiosqlite.Connection,
-    memory: NewMemory,
-    content: str,
+def insert_memory(
+    conn: sqlite3.Connection,
+    pair: tuple[str, str],
+    row: tuple[Any, ...],
     tags: tuple[str, ...],
-    now: float,
-) -> tuple[int, bool]:
-    """Insert one validated memory; return `(id, created)` (its twin's id if not)."""
-    key = memory_key(content, memory.type, memory.source.conversation_id)
+) -> tuple[MemoryItem, bool]:
+    """Insert one analysed memory (`insert_row`'s values) of `(scope, key)`.
+
+    In the open transaction; returns `(item, created)`, its active twin's
+    item if one was there.
+    """
+    now = row[_INSERT_COLUMNS.index("created_at")]
     # An expired twin no longer counts: archive it (as expire_due would)
     # so it cannot swallow the new memory and then be archived with it.
-    await conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, memory.scope, key, now))
-    rows = await conn.execute_fetchall(
+    conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, *pair, now))
+    found = conn.execute(
         f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
         f"VALUES ({placeholders(len(_INSERT_COLUMNS))}) "
         "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
-        "RETURNING id",
-        insert_row(memory, content, tags, key, now),
-    )
-    row = next(iter(rows), None)
-    if row is not None:
-        item_id = int(row[0])
+        f"RETURNING {_RETURNED}",
+        row,
+    ).fetchall()
+    if found:
+        item = row_to_item(found[0])
         if tags:
-            await conn.executemany(
+            conn.executemany(
                 "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)",
-                [(item_id, tag) for tag in tags],
+                [(item.id, tag) for tag in tags],
             )
-        return item_id, True
-    rows = await conn.execute_fetchall(
-        "SELECT id FROM memories WHERE scope = ? AND content_key = ? "
-        "AND status = 'active'",
-        (memory.scope, key),
-    )
-    existing = next(iter(rows), None)
-    assert existing is not None  # noqa: S101 - the conflict proves it exists
-    return int(existing[0]), False
+        return item, True
+    twin = conn.execute(
+        f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.scope = ? "
+        "AND m.content_key = ? AND m.status = 'active'",
+        pair,
+    ).fetchall()
+    assert twin  # noqa: S101 - the conflict proves it exists
+    return row_to_item(twin[0]), False
 
 
 async def check_ids(conn: aiosqlite.Connection, ids: Sequence[int]) -> None:
