@@ -146,12 +146,11 @@ def insert_row(
 
 def memory_terms(content: str, tags: Iterable[str], language: str) -> str:
     """Return the searchable terms of a memory: its text's and its tags' words."""
+    terms = index_terms(content, language)
     words = " ".join(tag.replace("_", " ") for tag in tags)
-    return " ".join(
-        part
-        for part in (index_terms(content, language), index_terms(words, language))
-        if part
-    )
+    if not words:
+        return terms
+    return " ".join(part for part in (terms, index_terms(words, language)) if part)
 
 
 # Rows written together share their times: each is converted once.
