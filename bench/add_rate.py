@@ -13,9 +13,11 @@ store, then times `--single` more through `add` one at a time (p50), and
 then the floor: the same number of single INSERTs of a memory row (its
 terms analysed beforehand) through `sqlite3` in autocommit, with the
 store's pragmas, so that the memories table's FTS trigger runs: one
-transaction and one statement an add, nothing else. With `--compare` the
-two engines' runs alternate (this one first in even runs) and the medians
-are printed side by side.
+transaction and one statement an add, nothing else. Besides wall time it
+reports the CPU of all the process's threads per memory (bulk) and per
+single add, steadier when other work shares the machine. With
+`--compare` the two engines' runs alternate (this one first in even runs)
+and the medians are printed side by side.
 """
 
 from __future__ import annotations
@@ -141,11 +143,13 @@ async def one_run(engine: Any, args: argparse.Namespace) -> dict[str, float]:
             # when other work shares the machine.
             bulk_cpu = (time.process_time() - cpu) / args.count
             latencies = []
+            cpu = time.process_time()
             for i, memory in enumerate(singles):
                 vector = None if single_vectors is None else single_vectors[i]
                 tick = time.perf_counter()
                 await store.add(memory, vector=vector)
                 latencies.append(time.perf_counter() - tick)
+            single_cpu = (time.process_time() - cpu) / len(singles)
         finally:
             await store.close()
         floor = _floor(path, args.single)
@@ -153,6 +157,7 @@ async def one_run(engine: Any, args: argparse.Namespace) -> dict[str, float]:
         "bulk_per_s": bulk,
         "bulk_cpu_us": bulk_cpu * 1e6,
         "single_p50_ms": statistics.median(latencies) * 1000,
+        "single_cpu_us": single_cpu * 1e6,
         "floor_p50_ms": statistics.median(floor) * 1000,
     }
 
@@ -205,7 +210,8 @@ def main() -> None:
         print(
             f"{folder}: bulk {medians['bulk_per_s']:,.0f}/s "
             f"({medians['bulk_cpu_us']:.0f} µs CPU each), single add p50 "
-            f"{medians['single_p50_ms']:.3f} ms, floor p50 "
+            f"{medians['single_p50_ms']:.3f} ms ({medians['single_cpu_us']:.0f} µs CPU), "
+            "floor p50 "
             f"{medians['floor_p50_ms']:.3f} ms "
             f"({medians['single_p50_ms'] / medians['floor_p50_ms']:.1f}x)"
         )
