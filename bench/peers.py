@@ -699,9 +699,12 @@ def markdown(report: dict[str, Any], command: str) -> str:
     lines += [
         "",
         (
-            "Stages (p50 / p95 ms; ours through `MemoryStore.search` with text "
-            "only or vector only) and how often the memory a query was made from "
-            "is in the top 10 (hybrid; brute force: vector, no scopes):"
+            "Stages alone, top 10 (p50 / p95 ms; ours through "
+            "`MemoryStore.search` with text only or vector only; OpenClaw's "
+            "FTS5 query and its vec0 query for 10 results, k = 100, where its "
+            "hybrid asks each for 40, k = 400) and how often the memory a query "
+            "was made from is in the top 10 (hybrid; brute force: vector, no "
+            "scopes):"
         ),
         "",
         (
@@ -745,6 +748,39 @@ def markdown(report: dict[str, Any], command: str) -> str:
             f"{_fmt(peers['openclaw_per_s'], 0)}"
             f"{' (reused)' if peers.get('reused') else ''} | "
             f"{_fmt(peers['openclaw_mib'], 0)} |"
+        )
+    lines += [
+        "",
+        (
+            "CPU time per query (mean ms, all threads; steadier than latency "
+            "on a loaded machine) and the same ratios by CPU:"
+        ),
+        "",
+        (
+            "| memories | ours, numpy | ours, `auto` | OpenClaw-style | brute force "
+            "| scan floor | ours / OpenClaw | ours / brute | ours / floor |"
+        ),
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, entry in report["sizes"].items():
+        cpu = [
+            _get(entry, system, mode, "cpu_mean_ms")
+            for system, mode in (
+                ("ours", "hybrid"),
+                ("auto", "hybrid"),
+                ("openclaw", "hybrid"),
+                ("brute", "vector"),
+                ("floor", "scan"),
+            )
+        ]
+        lines.append(
+            f"| {int(size):,} | "
+            + " | ".join(_fmt(value, 2) for value in cpu)
+            + " | "
+            + " | ".join(
+                _fmt(_ratio(cpu[0], other), 2) for other in (cpu[2], cpu[3], cpu[4])
+            )
+            + " |"
         )
     rows = targets(report)
     if rows:
@@ -810,10 +846,19 @@ def main() -> None:
     parser.add_argument(
         "--engine", type=Path, help="folder with the `engine` package to measure"
     )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        help="print the Markdown of an earlier run's --json and stop",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker)
+        return
+    if args.report is not None:
+        earlier = json.loads(args.report.read_text())
+        print(markdown(earlier, earlier.get("command", "python bench/peers.py")))
         return
     load = os.getloadavg()[0]
     if load > 0.5:
@@ -855,6 +900,7 @@ def main() -> None:
             shutil.rmtree(workdir, ignore_errors=True)
     report["seconds"] = time.perf_counter() - started
     report["load_end"] = os.getloadavg()
+    report["command"] = command
     _log(f"done in {report['seconds']:.0f} s")
     print(markdown(report, command))
     if args.json is not None:

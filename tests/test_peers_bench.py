@@ -65,6 +65,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
     )
     assert proc.returncode == 0, proc.stderr
     report: dict[str, Any] = json.loads(out.read_text())
+    report["json_path"] = str(out)
     return proc.stdout, report
 
 
@@ -118,3 +119,23 @@ def test_stages_quality_and_targets(run: tuple[str, dict[str, Any]]) -> None:
     # The OpenClaw-style search finds the memories it is asked about.
     assert systems["openclaw"]["median"]["hybrid"]["target_at_10"] > 0.5
     assert systems["brute"]["median"]["vector"]["target_at_10"] > 0.5
+
+
+def test_report_renders_an_earlier_run(run: tuple[str, dict[str, Any]]) -> None:
+    """`--report JSON` prints the same tables again, command line included."""
+    markdown, report = run
+    proc = subprocess.run(  # noqa: S603 - our own script
+        [
+            sys.executable,
+            str(REPO / "bench" / "peers.py"),
+            "--report",
+            report["json_path"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert proc.stdout == markdown
+    assert "CPU time per query" in proc.stdout
