@@ -133,10 +133,11 @@ class Recorder:
             semantic: Sequence[tuple[int, float]],
             similarity: Mapping[int, float] | None = None,
             scale: Any = None,
+            terms: Any = None,
         ) -> list[fusion.Ranked]:
             self.last["fuse"] = (list(keyword), list(semantic), dict(similarity or {}))
             self.last["scale"] = None if scale is None else (scale.level, scale.spread)
-            return original_fuse(keyword, semantic, similarity, scale)
+            return original_fuse(keyword, semantic, similarity, scale, terms)
 
         def add_context(
             ranked: Sequence[fusion.Ranked],
@@ -321,8 +322,20 @@ def shipped(
     scale: Any,
     _record: Record | None = None,
 ) -> list[fusion.Ranked]:
-    """Rank as the engine does (its own `fuse`)."""
-    return fusion.fuse(keyword, semantic, similarity, scale)
+    """Rank as the engine does (its own `fuse`, given the hits' held query terms)."""
+    terms = None if _record is None else Evidence(_record, keyword)
+    return fusion.fuse(keyword, semantic, similarity, scale, terms)
+
+
+class Evidence:
+    """A record's per-term evidence as `fusion.fuse` takes it (`TermEvidence`)."""
+
+    def __init__(self, record: Record, keyword: Keyword) -> None:
+        """Take the query's weights and each keyword hit's held query terms."""
+        self.weights: Mapping[str, float] = record.weights
+        self.held: Mapping[int, frozenset[str]] = {
+            i: frozenset(held_terms(record, i)) for i, _bm25, _c in keyword
+        }
 
 
 def held_terms(record: Record, item: int) -> set[str]:

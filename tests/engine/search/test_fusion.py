@@ -10,6 +10,8 @@ as a wide one (MiniLM's).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import given, strategies as st
@@ -18,6 +20,7 @@ import numpy.typing as npt
 import pytest
 
 from custom_components.memory.engine import MemoryStore, SearchQuery
+from custom_components.memory.engine.search import fusion
 from custom_components.memory.engine.search.fusion import (
     CONFIDENT_Z,
     KEYWORD_WEIGHT,
@@ -25,6 +28,7 @@ from custom_components.memory.engine.search.fusion import (
     closeness,
     confidence,
     fuse,
+    grouped_coverage,
 )
 from custom_components.memory.engine.vectors.index import as_unit_vector
 from custom_components.memory.engine.vectors.scale import (
@@ -142,18 +146,20 @@ def test_a_narrow_band_of_cosines_still_decides() -> None:
     assert order(fuse(keyword, [(1, 0.89), (3, 0.80), (2, 0.79)])) == [1, 2, 3]
 
 
-def test_first_place_in_both_scores_one_and_the_level_scores_nothing() -> None:
-    """The best on both signals scores 1; a cosine at or below the level adds 0."""
-    ranked = fuse(
-        [(1, -2.0, 1.0), (2, -1.0, 1.0)],
-        [(1, 0.9), (2, 0.5)],
-        {3: 0.4},
-        scale=Scale(0.5, 0.05),
-    )
+def test_first_place_in_both_scores_one_and_the_level_scores_only_its_place() -> None:
+    """The best on both signals scores 1; below the level only a place counts.
+
+    A cosine at or below the unrelated level adds nothing of its own: how
+    far below does not matter, only the candidate's place in the list.
+    """
+    keyword = [(1, -2.0, 1.0), (2, -1.0, 1.0)]
+    scale = Scale(0.5, 0.05)
+    ranked = fuse(keyword, [(1, 0.9), (2, 0.5)], {3: 0.4}, scale=scale)
     scores = {entry.id: entry.score for entry in ranked}
     assert scores[1] == pytest.approx(1.0)
-    assert scores[2] == pytest.approx(KEYWORD_WEIGHT * 0.5)
-    assert scores[3] == 0.0
+    assert 0.0 < scores[3] < scores[2] < scores[1]
+    lower = fuse(keyword, [(1, 0.9), (2, 0.5)], {3: -0.3}, scale=scale)
+    assert {entry.id: entry.score for entry in lower} == pytest.approx(scores)
 
 
 def test_a_best_match_lost_among_unrelated_texts_weighs_less() -> None:
@@ -169,9 +175,7 @@ def test_a_best_match_lost_among_unrelated_texts_weighs_less() -> None:
     crowded = fuse(keyword, semantic, scale=Scale(0.3, 0.2))
     assert order(clear) == [1, 2]
     assert order(crowded) == [2, 1]
-    share = (1 - KEYWORD_WEIGHT) / CONFIDENT_Z
-    assert crowded[0].score == pytest.approx(KEYWORD_WEIGHT / (KEYWORD_WEIGHT + share))
-    assert crowded[1].score == pytest.approx(share / (KEYWORD_WEIGHT + share))
+    assert crowded[0].score > clear[1].score
 
 
 @pytest.mark.parametrize(
@@ -205,12 +209,107 @@ def test_closeness(cosine: float, floor: float, best: float, expected: float) ->
 
 
 def test_a_best_cosine_below_the_level_leaves_the_keyword_signal() -> None:
-    """Nothing closer than an unrelated text: only bm25 orders the hits."""
+    """Nothing closer than an unrelated text: the keyword side orders the hits.
+
+    With the model's scale that is how much of the query a hit holds
+    (coverage), not bm25: the shorter memory with the better bm25 but fewer
+    of the query's words comes second.
+    """
     ranked = fuse(
-        [(1, -1.0, 1.0), (2, -3.0, 1.0)], [(1, 0.7), (2, 0.6)], scale=Scale(0.75, 0.1)
+        [(1, -1.0, 1.0), (2, -3.0, 0.4)], [(1, 0.6), (2, 0.7)], scale=Scale(0.75, 0.1)
     )
-    assert order(ranked) == [2, 1]
+    assert order(ranked) == [1, 2]
     assert ranked[0].score == pytest.approx(1.0)
+
+
+# -- issue #22, second round: coverage, decay, ranks, grouped terms ----------------
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Per-term evidence as `KeywordQuery` hands it to `fuse`."""
+
+    weights: Mapping[str, float]
+    held: Mapping[int, frozenset[str]]
+
+
+def test_a_hit_holding_only_a_common_term_ranks_below_the_vectors_clear_answer() -> (
+    None
+):
+    """Coverage, not bm25, is the keyword relevance.
+
+    Memory 1 is short and holds only a common word of the question: the best
+    bm25 by far, a tenth of the query's weight. Memory 2 holds the rare
+    words and is the vectors' best. bm25 over the best gave memory 1 full
+    keyword marks and first place; by coverage the answer comes first.
+    """
+    keyword = [(1, -5.0, 0.1), (2, -1.0, 0.9)]
+    ranked = fuse(keyword, [(2, 0.9), (1, 0.85), (3, 0.6)], scale=Scale(0.5, 0.05))
+    assert order(ranked) == [2, 1, 3]
+    # Hits holding the same terms tie on the keyword side: the vectors decide.
+    tied = [(1, -5.0, 0.5), (2, -1.0, 0.5)]
+    assert order(fuse(tied, [(2, 0.9), (1, 0.85)], scale=Scale(0.5, 0.05))) == [2, 1]
+
+
+def test_terms_the_same_hits_hold_count_once() -> None:
+    """A word and its compound parts found in the same rows are one piece of evidence.
+
+    "Hvornår har Mia fødselsdag?": the split of "fødselsdag" adds "fødsel"
+    and "elsdag", held by the same three birthday memories; "mia" is the
+    answer's only match. Counted apart, the split holds most of the query's
+    weight and a birthday memory beats the answer the vectors prefer;
+    counted once, the answer comes first.
+    """
+    split = frozenset({"fodselsdag", "fodsel", "elsdag"})
+    evidence = Evidence(
+        {"fodselsdag": 2.0, "fodsel": 2.0, "elsdag": 2.0, "mia": 1.5},
+        {1: split, 2: split, 3: split, 4: frozenset({"mia"})},
+    )
+    keyword = [(1, -3.0, 0.8), (2, -2.9, 0.8), (3, -2.8, 0.8), (4, -2.0, 0.2)]
+    semantic = [(4, 0.80), (1, 0.78), (2, 0.70), (3, 0.65)]
+    scale = Scale(0.5, 0.05)
+    assert order(fuse(keyword, semantic, None, scale, evidence))[0] == 4
+    assert order(fuse(keyword, semantic, None, scale))[0] == 1
+    coverage = grouped_coverage(keyword, evidence)
+    assert coverage[1] == coverage[2] == coverage[3]
+    assert coverage[1] + coverage[4] == pytest.approx(1.0)  # every term held, once
+    # A term no hit holds still weighs in the query's total.
+    absent = Evidence({**evidence.weights, "kage": 2.0}, evidence.held)
+    assert grouped_coverage(keyword, absent)[4] < coverage[4]
+    # Without evidence, each hit keeps the coverage it came with.
+    assert grouped_coverage(keyword, None) == {1: 0.8, 2: 0.8, 3: 0.8, 4: 0.2}
+
+
+def test_first_place_in_a_list_counts_whatever_the_gap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rank bonus: two candidates a hair apart in the weighted sum.
+
+    Memory 1 leads the keywords by a little and memory 2 the vectors by a
+    little; the weighted sum alone follows the keyword side's hair-breadth
+    lead. With each list's place counted (the semantic list, with the larger
+    share, puts memory 2 first), memory 2 comes first.
+    """
+    keyword = [(1, -2.0, 1.0), (2, -2.0, 0.97)]
+    semantic = [(2, 0.9), (1, 0.8995), (3, 0.6)]
+    assert order(fuse(keyword, semantic, scale=Scale(0.5, 0.05))) == [2, 1, 3]
+    monkeypatch.setattr(fusion, "RANK_BONUS", 0.0)
+    assert order(fuse(keyword, semantic, scale=Scale(0.5, 0.05))) == [1, 2, 3]
+
+
+def test_a_cosine_decays_with_its_distance_from_the_best_in_spreads() -> None:
+    """exp(-d / DECAY_SD): one spread below the best keeps less than half.
+
+    Linear closeness gave a cosine halfway between the level and the best
+    half the semantic marks; decaying, a cosine many spreads below the best
+    keeps almost nothing, so a keyword hit the vectors call barely related
+    no longer rides on them.
+    """
+    scale = Scale(0.5, 0.05)
+    assert fusion.decay(0.9, scale, 0.9) == 1.0
+    near, halfway = fusion.decay(0.85, scale, 0.9), fusion.decay(0.7, scale, 0.9)
+    assert 0.0 < halfway < 0.05 < near < 0.5
+    assert fusion.decay(0.5, scale, 0.9) == fusion.decay(0.4, scale, 0.9) == 0.0
 
 
 # -- the scale: a sample of the stored vectors -------------------------------------
@@ -322,7 +421,7 @@ def test_no_keyword_hit_reads_cosines_on_the_models_scale() -> None:
     semantic = [(1, 0.90), (2, 0.81), (3, 0.80)]
     e5 = {e.id: e.score for e in fuse([], semantic, None, Scale(0.80, 0.02))}
     assert e5[1] == pytest.approx(1 - KEYWORD_WEIGHT)
-    assert e5[2] < 0.1 and e5[3] == 0.0
+    assert e5[3] < e5[2] < 0.2  # under the default recall floor
     # The same texts with MiniLM's wide band score the same.
     minilm = [(1, 0.60), (2, 0.15), (3, 0.10)]
     wide = {e.id: e.score for e in fuse([], minilm, None, Scale(0.10, 0.1))}

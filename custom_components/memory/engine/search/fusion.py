@@ -32,13 +32,41 @@ stands out from unrelated texts, in their standard deviations: a best
 match lost in the crowd (an English model asked in Chinese) says little,
 and the keyword signal then weighs more. Results, variants and commands:
 `docs/benchmarks/household.md` and `docs/benchmarks/recall.md`.
+
+Issue #22's second round (docs/benchmarks/household.md, "Variants, second
+round" and "Shipped: coverage, decay, ranks and grouped terms"; replayed
+offline by `bench/fusion_replay.py`, the candidate
+`decay:w=0.4,z=5,t=1.25,a=1,lam=0.3,k=2,grp=1`) changed three things in
+the hybrid score, all with the model's scale:
+
+- the keyword relevance is the hit's share of the query's idf (its
+  coverage) over the best hit's, not bm25: hits holding the same query
+  terms tie on the keyword side and the vectors order them (bm25 alone gave
+  the shortest memory holding a shared name full keyword marks). Query
+  terms that exactly the same hits hold count once, at their heaviest
+  weight (`grouped_coverage`): a word and its compound parts found in the
+  same rows ("fødselsdag", "fødsel", "elsdag") are one piece of evidence;
+- a cosine d standard deviations below the query's best scores
+  exp(-d / DECAY_SD) rather than its linear place between the unrelated
+  level and the best: the answer the vectors clearly prefer keeps its lead
+  over a crowd of near-unrelated keyword hits;
+- each list adds RANK_BONUS times its share times
+  RANK_OFFSET / (RANK_OFFSET + rank) to the candidates it ranks (keywords
+  by relevance, vectors by cosine), so first place in a list counts as such
+  whatever the gap in scores.
+
+The sum is divided by its largest value, so first place in both lists
+still scores 1. Without a scale (too few stored vectors to know the
+model's) the hybrid score is the earlier linear one: bm25 over the best,
+the cosine's place between the lowest candidate and the best.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+import math
+from typing import Final, Protocol
 
 from ..models import Signal
 from ..vectors import Scale
@@ -51,6 +79,20 @@ KEYWORD_WEIGHT: Final = 0.4
 # The semantic signal counts fully when the best cosine lies this many
 # standard deviations above the unrelated level, and in proportion below.
 CONFIDENT_Z: Final = 5.0
+# With the model's scale, a cosine d of the scale's standard deviations below
+# the query's best cosine scores exp(-d / DECAY_SD) on the semantic side (the
+# best 1, one sd below 0.45, three below 0.09; at or below the unrelated level
+# 0). Replay `t` (docs/benchmarks/household.md, "Variants, second round"):
+# 1 and 1.25 were tried; 1.25 with the rank bonus kept LoCoMo.
+DECAY_SD: Final = 1.25
+# Each list adds RANK_BONUS times its share times
+# RANK_OFFSET / (RANK_OFFSET + rank) to the candidates it ranks, rank 0 first
+# (replay `lam`, `k`): first place adds 0.3 of the list's share, second 0.2,
+# fifth 0.1. The keyword list ranks by relevance (coverage), the vectors by
+# cosine. Without it, coverage and decay cost LoCoMo turns with MiniLM 0.4 to
+# 0.7 points of recall@10; with it LoCoMo rose with both models.
+RANK_BONUS: Final = 0.3
+RANK_OFFSET: Final = 2.0
 
 # A keyword-only hit's score mixes how much of the query it contains (coverage)
 # with its bm25 relative to the best hit: bm25 alone is near zero in a small
@@ -65,6 +107,20 @@ COVERAGE_WEIGHT: Final = 0.5
 # recall@10 on LoCoMo turns; 0.5 to 0.7 scored alike. A score is never
 # lowered, so a minimum score means the same with and without context.
 CONTEXT_WEIGHT: Final = 0.5
+
+
+class TermEvidence(Protocol):
+    """The keyword side's evidence per query term (`keywords.KeywordQuery`)."""
+
+    @property
+    def weights(self) -> Mapping[str, float]:
+        """Each analysed query term's weight (idf)."""
+        ...
+
+    @property
+    def held(self) -> Mapping[int, frozenset[str]]:
+        """The query terms each keyword hit holds, by id."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +170,59 @@ def confidence(best: float, scale: Scale) -> float:
     return min(max((best - scale.level) / scale.spread / CONFIDENT_Z, 0.0), 1.0)
 
 
+def grouped_coverage(
+    keyword: Sequence[tuple[int, float, float]], terms: TermEvidence | None
+) -> dict[int, float]:
+    """Each keyword hit's coverage, query terms held by the same hits counted once.
+
+    Every group of query terms that exactly the same hits hold weighs its
+    heaviest term's weight; a term no hit holds keeps its own. Without
+    `terms` (or weights), the coverage each hit came with.
+    """
+    if terms is None or not terms.weights:
+        return {item_id: coverage for item_id, _bm25, coverage in keyword}
+    held = {
+        item_id: terms.held.get(item_id, frozenset()) for item_id, _b, _c in keyword
+    }
+    groups: dict[object, float] = {}
+    for term, weight in terms.weights.items():
+        key: object = frozenset(i for i, own in held.items() if term in own)
+        if not key:
+            key = ("absent", term)
+        groups[key] = max(groups.get(key, 0.0), weight)
+    total = sum(groups.values()) or 1.0
+    return {
+        item_id: sum(
+            weight
+            for key, weight in groups.items()
+            if isinstance(key, frozenset) and item_id in key
+        )
+        / total
+        for item_id in held
+    }
+
+
+def decay(cosine: float, scale: Scale, best: float) -> float:
+    """exp(-d / DECAY_SD), `cosine` d spreads below the `best`; 0 at the level."""
+    if best <= scale.level or cosine <= scale.level:
+        return 0.0
+    if scale.spread <= 0:
+        return 1.0 if cosine >= best else 0.0
+    return math.exp(-(best - cosine) / scale.spread / DECAY_SD)
+
+
+def _ranks(scores: Mapping[int, float]) -> dict[int, int]:
+    """Each id's place (0 first) by score, ties by id."""
+    ordered: Iterable[int] = sorted(scores, key=lambda i: (-scores[i], i))
+    return {item_id: rank for rank, item_id in enumerate(ordered)}
+
+
 def fuse(
     keyword: Sequence[tuple[int, float, float]],
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
     scale: Scale | None = None,
+    terms: TermEvidence | None = None,
 ) -> list[Ranked]:
     """Merge keyword hits and semantic hits into one ranking, best first.
 
@@ -157,24 +261,43 @@ def fuse(
         return ranked
     cosines = dict(similarity or {})
     cosines.update(semantic)
-    best_bm25 = max((-bm25 for _id, bm25, _coverage in keyword), default=1.0) or 1.0
     best_cosine = max(score for _id, score in semantic)
-    floor = min(cosines.values()) if scale is None else scale.level
-    share = (1 - KEYWORD_WEIGHT) * (
-        1.0 if scale is None else confidence(best_cosine, scale)
-    )
+    if scale is None:
+        # No model scale: bm25 over the best, linear closeness, no rank bonus.
+        best_bm25 = max((-bm25 for _i, bm25, _c in keyword), default=1.0) or 1.0
+        relevance = {i: max(-bm25, 0.0) / best_bm25 for i, bm25, _c in keyword}
+        floor = min(cosines.values())
+        share, bonus = 1 - KEYWORD_WEIGHT, 0.0
+        near = {i: closeness(c, floor, best_cosine) for i, c in cosines.items()}
+    else:
+        coverage = grouped_coverage(keyword, terms)
+        best_coverage = max(coverage.values(), default=0.0) or 1.0
+        relevance = {i: coverage[i] / best_coverage for i, _bm25, _c in keyword}
+        share = (1 - KEYWORD_WEIGHT) * confidence(best_cosine, scale)
+        bonus = RANK_BONUS
+        near = {i: decay(c, scale, best_cosine) for i, c in cosines.items()}
     total = KEYWORD_WEIGHT + share
-    relevance = {item_id: max(-bm25, 0.0) / best_bm25 for item_id, bm25, _ in keyword}
+    ranks = (
+        (KEYWORD_WEIGHT, _ranks(relevance)),
+        (share, _ranks(cosines)),
+    )
     scored = []
     for item_id in relevance.keys() | cosines.keys():
-        near = closeness(cosines.get(item_id, floor), floor, best_cosine)
-        score = (KEYWORD_WEIGHT * relevance.get(item_id, 0.0) + share * near) / total
+        score = KEYWORD_WEIGHT * relevance.get(item_id, 0.0) + share * near.get(
+            item_id, 0.0
+        )
+        if bonus:
+            for weight, rank in ranks:
+                if item_id in rank:
+                    score += (
+                        bonus * weight * RANK_OFFSET / (RANK_OFFSET + rank[item_id])
+                    )
         signals = tuple(
             signal
             for signal, ids in ((Signal.KEYWORD, relevance), (Signal.SEMANTIC, found))
             if item_id in ids
         )
-        scored.append(Ranked(item_id, score, signals))
+        scored.append(Ranked(item_id, score / (total * (1 + bonus)), signals))
     # Equal scores (those at or below the unrelated level all score 0 on the
     # semantic side) keep the cosines' order.
     scored.sort(

@@ -116,7 +116,7 @@ class Candidates:
 
     def fused(self, scale: Scale | None) -> list[Ranked]:
         """Both signals merged into one ranking (`fusion.fuse`)."""
-        return fuse(self.keyword, self.semantic, self.similarity, scale)
+        return fuse(self.keyword, self.semantic, self.similarity, scale, self.keywords)
 
 
 class Corpus[H](Protocol):
@@ -330,13 +330,10 @@ class HybridSearch:
             scored.sort(key=lambda pair: (pair[1], pair[0][0]))
             rows = [row for row, _bm25 in scored[:pool]]
             hits = [
-                (int(row[0]), bm25, keywords.coverage(row[1]))
-                for row, bm25 in scored[:pool]
+                keywords.hit(int(row[0]), bm25, row[1]) for row, bm25 in scored[:pool]
             ]
         else:
-            hits = [
-                (int(row[0]), float(row[2]), keywords.coverage(row[1])) for row in rows
-            ]
+            hits = [keywords.hit(int(row[0]), float(row[2]), row[1]) for row in rows]
         if vectors is not None and keywords.others:
             return hits, None, keywords
         return hits, _cosines(rows, vectors), keywords

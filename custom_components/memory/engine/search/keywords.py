@@ -21,20 +21,19 @@ newest MATCH_BUDGET rows (`KeywordQuery.newest`: a rowid bound FTS5 seeks
 to, found by the search's own statement). A term no row holds is left out
 of the MATCH (it can find nothing) but counts in the coverage.
 
-The vocabulary counts a term by reading its whole list of rows (about
-20 ns a row: 0.7 ms for a term in 32k rows, ten times that at a million),
-so the counts of common terms are kept between searches (`TermCounts`)
-until the table has grown or shrunk by CACHE_DRIFT; rare and absent terms
-are always looked up (cheap, and a new row's new word is found at once).
-Each statement is a hand-off to the connection's thread, which costs more
-than most of these lookups while the vector side holds the other core: the
-text is analysed first (no term, no statement), and the row count's check,
-the terms' and the compound heads' counts are one statement
-(`TermCounts.look_up`).
+The vocabulary counts a term by reading its whole list of rows (about 20 ns a
+row: 0.7 ms for a term in 32k rows, ten times that at a million), so the counts
+of common terms are kept between searches (`TermCounts`) until the table has
+grown or shrunk by CACHE_DRIFT; rare and absent terms are always looked up
+(cheap, and a new row's new word is found at once). Each statement is a
+hand-off to the connection's thread, which costs more than most of these
+lookups while the vector side holds the other core: the text is analysed first
+(no term, no statement), and the row count's check, the terms' and the compound
+heads' counts are one statement (`TermCounts.look_up`).
 
-User text never reaches MATCH raw: every term is a quoted FTS5 string made
-of word characters only; the only syntax added is ours (`OR`, a `*` after
-the closing quote of a compound head).
+User text never reaches MATCH raw: every term is a quoted FTS5 string made of
+word characters only; the only syntax added is ours (`OR`, a `*` after the
+closing quote of a compound head).
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ BM25_K1: Final = 1.2
 
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
-    """A query's terms: the MATCH expression and each term's weight."""
+    """A query's terms: the MATCH expression, each term's weight, what hits hold."""
 
     expression: str
     # Every analysed term of the query with its weight (idf); compound heads
@@ -93,6 +92,7 @@ class KeywordQuery:
     # With `others`: the MATCH of the rows that hold every term some row
     # holds (the best candidates, whatever their bm25 on the MATCH alone).
     every: str = ""
+    held: dict[int, frozenset[str]] = field(default_factory=dict, compare=False)
 
     def rest(self, terms: str) -> float:
         """bm25 share (≥ 0) of the terms outside the MATCH that `terms` holds.
@@ -116,32 +116,33 @@ class KeywordQuery:
     def hits(self, rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, float]]:
         """Hits `(id, bm25, coverage)` of rows `(id, bm25 or NULL, terms, …)`, best first.
 
-        A row the MATCH did not find scores on the terms outside it (none:
-        no hit).
+        A row the MATCH did not find scores on the terms outside it (none: no hit).
         """
         hits = []
         for row in rows:
             rest = self.rest(row[2])
             if row[1] is not None:
-                hits.append((int(row[0]), float(row[1]) - rest, self.coverage(row[2])))
+                hits.append(self.hit(int(row[0]), float(row[1]) - rest, row[2]))
             elif rest > 0:
-                hits.append((int(row[0]), -rest, self.coverage(row[2])))
+                hits.append(self.hit(int(row[0]), -rest, row[2]))
         hits.sort(key=lambda hit: (hit[1], hit[0]))
         return hits
 
-    def coverage(self, terms: str) -> float:
-        """Weighted share of the query's terms that a row's `terms` hold."""
-        total = sum(self.weights.values())
-        if not total:
-            return 0.0
-        held = set(terms.split())
-        found = sum(
-            weight
-            for term, weight in self.weights.items()
-            if term in held
-            or (term in self.prefixes and any(word.startswith(term) for word in held))
-        )
-        return found / total
+    def hit(self, item_id: int, bm25: float, terms: str) -> tuple[int, float, float]:
+        """Hit `(id, bm25, coverage)` of a row holding `terms`; keeps what it holds."""
+        self.held[item_id] = held = self.holds(terms)
+        return item_id, bm25, self.coverage(terms, held)
+
+    def holds(self, terms: str) -> frozenset[str]:
+        """Give the query's terms a row's `terms` hold (a prefix: a word it begins)."""
+        words = set(terms.split())
+        begun = {t for t in self.prefixes if any(w.startswith(t) for w in words)}
+        return frozenset(t for t in self.weights if t in words or t in begun)
+
+    def coverage(self, terms: str, held: frozenset[str] = frozenset()) -> float:
+        """Weighted share of the query's terms a row's `terms` (`held`, if known) hold."""
+        held, total = held or self.holds(terms), sum(self.weights.values())
+        return sum(w for t, w in self.weights.items() if t in held) / (total or 1.0)
 
 
 class RowCounter:
@@ -183,8 +184,7 @@ class RowCounter:
 
 
 def _quoted(term: str, prefix: bool) -> str:
-    quoted = '"' + term.replace('"', '""') + '"'
-    return quoted + "*" if prefix else quoted
+    return '"' + term.replace('"', '""') + ('"*' if prefix else '"')
 
 
 def idf(rows: int, total: int) -> float:
