@@ -87,6 +87,7 @@ type FuseFn = Callable[
         Sequence[tuple[int, float]],
         Mapping[int, float] | None,
         cosine_scale.Scale | None,
+        fusion.TermEvidence | None,
     ],
     list[fusion.Ranked],
 ]
@@ -274,6 +275,7 @@ def fuse_rrf(
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
     scale: cosine_scale.Scale | None = None,
+    terms: fusion.TermEvidence | None = None,
 ) -> list[fusion.Ranked]:
     """Reciprocal-rank fusion (k=60, equal weights): the engine's former fusion.
 
@@ -285,7 +287,7 @@ def fuse_rrf(
     del similarity
     keyword = keyword[: hybrid_module.KEYWORD_POOL]
     if not keyword or not semantic:
-        return fusion.fuse(keyword, semantic, scale=scale)
+        return fusion.fuse(keyword, semantic, scale=scale, terms=terms)
     scores: dict[int, float] = {}
     signals: dict[int, list[engine.Signal]] = {}
     by_bm25 = [(item_id, bm25) for item_id, bm25, _coverage in keyword]
@@ -309,10 +311,13 @@ def fuse_pool_only(
     semantic: Sequence[tuple[int, float]],
     similarity: Mapping[int, float] | None = None,
     scale: cosine_scale.Scale | None = None,
+    terms: fusion.TermEvidence | None = None,
 ) -> list[fusion.Ranked]:
     """Fuse as shipped, over the two pools only (no completed scores)."""
     del similarity
-    return fusion.fuse(keyword[: hybrid_module.KEYWORD_POOL], semantic, scale=scale)
+    return fusion.fuse(
+        keyword[: hybrid_module.KEYWORD_POOL], semantic, scale=scale, terms=terms
+    )
 
 
 @dataclass(frozen=True, slots=True)
