@@ -55,7 +55,7 @@ CONF_SATELLITE_PERSONS: Final = "satellite_persons"
 DEFAULT_RECALL_BUDGET: Final = _RECALL.budget
 MAX_RECALL_BUDGET: Final = 2000
 # Memories scoring under this for what was just said stay out of the prompt
-# (0.2, measured: engine/turn_recall.RecallSettings says where).
+# (0.12, measured: engine/recall/turn.RecallSettings says where).
 DEFAULT_RECALL_MIN_SCORE: Final = _RECALL.min_score
 # Across a conversation (engine/recall/turn.py): follow-ups searched with the
 # earlier turns, memories that stay, and the "Earlier" lines of a new
