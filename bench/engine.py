@@ -580,14 +580,25 @@ def worker(spec_json: str) -> None:
 # -- orchestration -----------------------------------------------------------
 
 
-def _run_worker(spec: dict[str, Any]) -> dict[str, Any]:
+def _run_worker(
+    spec: dict[str, Any],
+    script: Path | None = None,
+    prefix: str = RESULT_PREFIX,
+) -> dict[str, Any]:
+    """Run one task of `script` (this one by default) in a fresh subprocess.
+
+    The task prints its result as JSON on a line starting with `prefix`;
+    the load average around the run is added to it. `bench/peers.py` runs
+    its own tasks through here too.
+    """
     load = os.getloadavg()[0]
     env = dict(os.environ)
     if spec.get("engine"):
         # The worker imports this engine package instead of the default one.
         env[ENGINE_ENV] = str(spec["engine"])
+    script = script or Path(__file__)
     proc = subprocess.run(  # noqa: S603 - our own script, our own arguments
-        [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
+        [sys.executable, str(script.resolve()), "--worker", json.dumps(spec)],
         capture_output=True,
         text=True,
         check=False,
@@ -598,8 +609,8 @@ def _run_worker(spec: dict[str, Any]) -> dict[str, Any]:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise RuntimeError(f"worker {spec['task']} failed ({proc.returncode})")
     for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            result: dict[str, Any] = json.loads(line.removeprefix(RESULT_PREFIX))
+        if line.startswith(prefix):
+            result: dict[str, Any] = json.loads(line.removeprefix(prefix))
             result["load"] = max(load, os.getloadavg()[0])
             return result
     raise RuntimeError(f"worker {spec['task']} printed no result")

@@ -44,7 +44,6 @@ from pathlib import Path
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -474,24 +473,11 @@ def worker(spec_json: str) -> None:
 
 
 def _run_peer(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run one task of this script in a fresh subprocess."""
-    load = os.getloadavg()[0]
-    proc = subprocess.run(  # noqa: S603 - our own script, our own arguments
-        [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
+    """Run one task of this script in a fresh subprocess (bench/engine.py's runner)."""
+    result: dict[str, Any] = bench_engine()._run_worker(  # noqa: SLF001 - our own bench
+        spec, Path(__file__), RESULT_PREFIX
     )
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        raise RuntimeError(f"worker {spec['task']} failed ({proc.returncode})")
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            result: dict[str, Any] = json.loads(line.removeprefix(RESULT_PREFIX))
-            result["load"] = max(load, os.getloadavg()[0])
-            return result
-    raise RuntimeError(f"worker {spec['task']} printed no result")
+    return result
 
 
 def _run_system(
