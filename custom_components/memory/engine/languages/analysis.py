@@ -122,7 +122,13 @@ def _terms(
     tails: list[str] | None,
     stops: frozenset[str] | None = None,
 ) -> list[str]:
-    """Return the words' terms; compound tails go to `tails` when given."""
+    """Return the words' terms; compound tails go to `tails` when given.
+
+    With the language's own stop words (`stops` None) each word is looked up
+    in `_token_analysis` first; a given `stops` analyses every word anew.
+    """
+    if stops is None:
+        return _cached_terms(text, code, tails)
     terms: list[str] = []
     compounding = tails is not None and code in COMPOUNDING
     for word in _content_words(text, code, stops):
@@ -133,6 +139,80 @@ def _terms(
         if compounding and tails is not None:
             tails.extend(compound_tails(word, code))
     return terms
+
+
+# Words analysed (`_token_analysis`), one dict a language: a household's
+# texts repeat their words, so most words skip stemming, folding and the
+# compound search. Words up to MAX_CACHED_TOKEN characters are kept (longer
+# ones, and numbers, which are not stemmed and would crowd out the words, are
+# analysed each time), each counting 1 plus its compound tails against
+# TOKEN_CACHE; when that is reached the caches start afresh (one step, safe
+# while another thread reads) and everyday words come back at once. Measured
+# with `sys.getsizeof` over an entry's word, terms and tails and a dict slot:
+# at worst about 650 bytes a unit (40 four-byte characters; a 40-letter
+# German compound with 34 tails: 2.7 KiB, 5.7 KiB in four-byte characters),
+# so at most about 10.5 MiB; everyday words take about 300 bytes.
+TOKEN_CACHE: Final = 16384
+MAX_CACHED_TOKEN: Final = 40
+_NOTHING: Final[tuple[tuple[str, ...], tuple[str, ...]]] = ((), ())
+type _Analysed = tuple[tuple[str, ...], tuple[str, ...]]
+_token_caches: dict[str, dict[str, _Analysed]] = {}
+_cached_count = [0]
+
+
+def _token_analysis(token: str, code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Return one `_WORD` match's terms and compound tails in a language.
+
+    What `_content_words` and the loop of `_terms` make of that match alone
+    (stop words dropped, apostrophes split, stems folded): no word's analysis
+    depends on the words around it. The tails are empty outside compounding
+    languages.
+    """
+    stops = stop_words(code)
+    if token.isalnum():
+        words = [] if token in stops else [token]
+    elif _APOSTROPHE.sub("'", token) in stops:
+        words = []
+    else:
+        words = [part for part in _APOSTROPHE.split(token) if part not in stops]
+    if not words:
+        return _NOTHING
+    terms = tuple(term for word in words for term in fold_term(stem(word, code)))
+    if code not in COMPOUNDING:
+        return terms, ()
+    return terms, tuple(tail for word in words for tail in compound_tails(word, code))
+
+
+def _cached_terms(text: str, code: str, tails: list[str] | None) -> list[str]:
+    """`_terms` with the language's stop words, each word through the cache."""
+    terms: list[str] = []
+    cache = _token_caches.get(code)
+    if cache is None:
+        cache = _token_caches.setdefault(code, {})
+    for is_cjk, piece in _segments(text):
+        if is_cjk:
+            terms.extend(_bigrams(piece))
+            continue
+        for token in _WORD.findall(piece):
+            found = cache.get(token)
+            if found is None:
+                found = _token_analysis(token, code)
+                if len(token) <= MAX_CACHED_TOKEN and not token.isdecimal():
+                    _keep(cache, token, found)
+            terms.extend(found[0])
+            if tails is not None and found[1]:
+                tails.extend(found[1])
+    return terms
+
+
+def _keep(cache: dict[str, _Analysed], token: str, found: _Analysed) -> None:
+    """Put a word's analysis in its language's cache, within TOKEN_CACHE."""
+    if _cached_count[0] >= TOKEN_CACHE:
+        _cached_count[0] = 0
+        for each in list(_token_caches.values()):
+            each.clear()
+    cache[token] = found
+    _cached_count[0] += 1 + len(found[1])
 
 
 def index_terms(text: str, language: str) -> str:

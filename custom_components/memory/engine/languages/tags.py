@@ -10,6 +10,7 @@ the English name an LLM prompt can say ("write in German").
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -135,6 +136,22 @@ def language_code(tag: str | None, default: str = DEFAULT_LANGUAGE) -> str:
     """
     if not isinstance(tag, str) or not tag:
         return default
+    if len(tag) > _CACHED_TAG:
+        return _read_code(tag, default)
+    return _cached_code(tag, default)
+
+
+# Tags read (a store reads its few tags for every text it analyses); a tag of
+# more than _CACHED_TAG characters is read each time: the cache stays a few KiB.
+_CACHED_TAG: Final = 64
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_code(tag: str, default: str) -> str:
+    return _read_code(tag, default)
+
+
+def _read_code(tag: str, default: str) -> str:
     primary = tag.strip().replace("_", "-").split("-", 1)[0].split(".", 1)[0]
     primary = primary.lower()
     if not primary.isascii() or not _PRIMARY.fullmatch(primary):

@@ -157,38 +157,73 @@ def memory_terms(content: str, tags: Iterable[str], language: str) -> str:
 _time = functools.lru_cache(maxsize=1024)(from_timestamp)
 
 
-def row_to_item(row: sqlite3.Row) -> MemoryItem:
-    """Map a row of `ITEM_COLUMNS` to its memory."""
-    created = _time(row["created_at"])
-    updated = _time(row["updated_at"])
+_TYPES: Final = {member.value: member for member in MemoryType}
+_STATUSES: Final = {member.value: member for member in MemoryStatus}
+_ORIGINS: Final = {member.value: member for member in Origin}
+_ITEM_WIDTH: Final = len(_ITEM_NAMES)
+
+
+def row_to_item(row: sqlite3.Row | tuple[Any, ...]) -> MemoryItem:
+    """Map a row that begins with `ITEM_COLUMNS` to its memory.
+
+    Read by position (in `_ITEM_NAMES`' order; a name is a scan of the
+    row's columns); the enums through dicts of their values.
+    """
+    (
+        item_id,
+        scope,
+        kind,
+        content,
+        tags,
+        status,
+        superseded_by,
+        valid_from,
+        valid_to,
+        expires_at,
+        created_at,
+        updated_at,
+        last_recalled_at,
+        recall_count,
+        origin,
+        conversation_id,
+        agent_id,
+        device_id,
+        user_id,
+        topic,
+        confidence,
+        message_id,
+        language,
+    ) = row[:_ITEM_WIDTH]
+    created = _time(created_at)
+    updated = _time(updated_at)
     assert created is not None  # noqa: S101 - NOT NULL columns
     assert updated is not None  # noqa: S101
     return MemoryItem(
-        id=row["id"],
-        scope=row["scope"],
-        type=MemoryType(row["type"]),
-        content=row["content"],
-        tags=tuple(row["tags"].split()),
-        status=MemoryStatus(row["status"]),
-        superseded_by=row["superseded_by"],
-        valid_from=_time(row["valid_from"]),
-        valid_to=_time(row["valid_to"]),
-        expires_at=_time(row["expires_at"]),
+        id=item_id,
+        scope=scope,
+        type=_TYPES.get(kind) or MemoryType(kind),
+        content=content,
+        tags=tuple(tags.split()),
+        status=_STATUSES.get(status) or MemoryStatus(status),
+        superseded_by=superseded_by,
+        valid_from=_time(valid_from),
+        valid_to=_time(valid_to),
+        expires_at=_time(expires_at),
         created_at=created,
         updated_at=updated,
-        last_recalled_at=_time(row["last_recalled_at"]),
-        recall_count=row["recall_count"],
+        last_recalled_at=_time(last_recalled_at),
+        recall_count=recall_count,
         source=Source(
-            origin=Origin(row["origin"]),
-            conversation_id=row["conversation_id"],
-            agent_id=row["agent_id"],
-            device_id=row["device_id"],
-            user_id=row["user_id"],
+            origin=_ORIGINS.get(origin) or Origin(origin),
+            conversation_id=conversation_id,
+            agent_id=agent_id,
+            device_id=device_id,
+            user_id=user_id,
         ),
-        topic=row["topic"],
-        confidence=row["confidence"],
-        message_id=row["message_id"],
-        language=row["language"],
+        topic=topic,
+        confidence=confidence,
+        message_id=message_id,
+        language=language,
     )
 
 
@@ -371,8 +406,7 @@ def insert_many(
             [value for row in chunk for value in row],
         )
         created.update(
-            ((row["scope"], row["content_key"]), row_to_item(row))
-            for row in cursor.fetchall()
+            ((row[1], row[_ITEM_WIDTH]), row_to_item(row)) for row in cursor.fetchall()
         )
     twins = sorted(
         {key for pair, key in zip(pairs, keys, strict=True) if pair not in created}
@@ -386,8 +420,7 @@ def insert_many(
             keys_chunk,
         )
         existing.update(
-            ((row["scope"], row["content_key"]), row_to_item(row))
-            for row in cursor.fetchall()
+            ((row[1], row[_ITEM_WIDTH]), row_to_item(row)) for row in cursor.fetchall()
         )
     tag_rows = [
         (created[pair].id, tag)
