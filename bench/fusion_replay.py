@@ -223,7 +223,11 @@ async def record_household(
     for lang in LANGS:
         data = household.load_language(household.DATA_DIR / f"{lang}.jsonl")
         path = workdir / f"household-{model}-{lang}.db"
-        store = engine.MemoryStore(path, model=encoder.model, vector_backend="numpy")
+        # As bench/household.py: the store's own language is the set's, which
+        # keyword queries fall back to beside the query's.
+        store = engine.MemoryStore(
+            path, model=encoder.model, vector_backend="numpy", language=lang
+        )
         await store.open()
         keys = list(data.memories)
         texts = [data.memories[key] for key in keys]
