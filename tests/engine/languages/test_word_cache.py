@@ -1,11 +1,12 @@
 """The per-word cache of the index analysis changes no text's terms.
 
-`analysis._cached_terms` (the language's own stop words, each word looked up
-in `_token_caches`) must give what the word-by-word loop gives: every text
-of the household set (memories, questions, paraphrases, each in its own
-language and in every other), then made harder (upper case, apostrophes,
-numbers, a word over `MAX_CACHED_TOKEN`, CJK mixed in), analysed with a
-cold cache, a warm one and one that overflowed.
+`analysis._terms` with the language's own stop words (each word looked up
+in `_token_caches`) must give what an explicit `stops` gives, every word
+analysed anew: every text of the household set (memories, questions,
+paraphrases, each in its own language and in every other), then made
+harder (upper case, apostrophes, numbers, a word over `MAX_CACHED_TOKEN`,
+CJK mixed in), analysed with a cold cache, a warm one and one that
+overflowed.
 """
 
 from __future__ import annotations

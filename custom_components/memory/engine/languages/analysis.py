@@ -87,6 +87,19 @@ def _bigrams(run: str) -> list[str]:
     return terms
 
 
+def _token_words(token: str, stops: frozenset[str]) -> list[str]:
+    """Return one `_WORD` match's content words (lower-cased, accents kept).
+
+    An apostrophe: "don't" may be a stop word as a whole; otherwise its
+    parts are words of their own ("l'eau" -> "l", "eau").
+    """
+    if token.isalnum():
+        return [] if token in stops else [token]
+    if _APOSTROPHE.sub("'", token) in stops:
+        return []
+    return [part for part in _APOSTROPHE.split(token) if part not in stops]
+
+
 def _content_words(
     text: str, code: str, stops: frozenset[str] | None = None
 ) -> Iterator[str | list[str]]:
@@ -102,43 +115,7 @@ def _content_words(
             yield _bigrams(piece)
             continue
         for word in _WORD.findall(piece):
-            if word.isalnum():
-                if word not in stops:
-                    yield word
-                continue
-            # An apostrophe: "don't" may be a stop word as a whole; otherwise
-            # its parts are words of their own ("l'eau" -> "l", "eau").
-            if _APOSTROPHE.sub("'", word) in stops:
-                continue
-            for part in _APOSTROPHE.split(word):
-                if part not in stops:
-                    yield part
-
-
-def _terms(
-    text: str,
-    code: str,
-    *,
-    tails: list[str] | None,
-    stops: frozenset[str] | None = None,
-) -> list[str]:
-    """Return the words' terms; compound tails go to `tails` when given.
-
-    With the language's own stop words (`stops` None) each word is looked up
-    in `_token_analysis` first; a given `stops` analyses every word anew.
-    """
-    if stops is None:
-        return _cached_terms(text, code, tails)
-    terms: list[str] = []
-    compounding = tails is not None and code in COMPOUNDING
-    for word in _content_words(text, code, stops):
-        if isinstance(word, list):
-            terms.extend(word)
-            continue
-        terms.extend(fold_term(stem(word, code)))
-        if compounding and tails is not None:
-            tails.extend(compound_tails(word, code))
-    return terms
+            yield from _token_words(word, stops)
 
 
 # Words analysed (`_token_analysis`), one dict a language: a household's
@@ -160,44 +137,54 @@ _token_caches: dict[str, dict[str, _Analysed]] = {}
 _cached_count = [0]
 
 
-def _token_analysis(token: str, code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Return one `_WORD` match's terms and compound tails in a language.
+def _token_analysis(
+    token: str, code: str, stops: frozenset[str], *, tails: bool
+) -> _Analysed:
+    """Return one `_WORD` match's terms and, with `tails`, its compound tails.
 
-    What `_content_words` and the loop of `_terms` make of that match alone
-    (stop words dropped, apostrophes split, stems folded): no word's analysis
-    depends on the words around it. The tails are empty outside compounding
-    languages.
+    No word's analysis depends on the words around it. The tails are empty
+    outside compounding languages.
     """
-    stops = stop_words(code)
-    if token.isalnum():
-        words = [] if token in stops else [token]
-    elif _APOSTROPHE.sub("'", token) in stops:
-        words = []
-    else:
-        words = [part for part in _APOSTROPHE.split(token) if part not in stops]
+    words = _token_words(token, stops)
     if not words:
         return _NOTHING
     terms = tuple(term for word in words for term in fold_term(stem(word, code)))
-    if code not in COMPOUNDING:
+    if not tails or code not in COMPOUNDING:
         return terms, ()
     return terms, tuple(tail for word in words for tail in compound_tails(word, code))
 
 
-def _cached_terms(text: str, code: str, tails: list[str] | None) -> list[str]:
-    """`_terms` with the language's stop words, each word through the cache."""
+def _terms(
+    text: str,
+    code: str,
+    *,
+    tails: list[str] | None,
+    stops: frozenset[str] | None = None,
+) -> list[str]:
+    """Return the words' terms; compound tails go to `tails` when given.
+
+    With the language's own stop words (`stops` None) each word is looked up
+    in its language's cache first (and kept there, tails and all); a given
+    `stops` analyses every word anew.
+    """
+    cache = _token_caches.setdefault(code, {}) if stops is None else None
+    own_stops = stop_words(code) if stops is None else stops
     terms: list[str] = []
-    cache = _token_caches.get(code)
-    if cache is None:
-        cache = _token_caches.setdefault(code, {})
     for is_cjk, piece in _segments(text):
         if is_cjk:
             terms.extend(_bigrams(piece))
             continue
         for token in _WORD.findall(piece):
-            found = cache.get(token)
+            found = None if cache is None else cache.get(token)
             if found is None:
-                found = _token_analysis(token, code)
-                if len(token) <= MAX_CACHED_TOKEN and not token.isdecimal():
+                found = _token_analysis(
+                    token, code, own_stops, tails=cache is not None or tails is not None
+                )
+                if (
+                    cache is not None
+                    and len(token) <= MAX_CACHED_TOKEN
+                    and not token.isdecimal()
+                ):
                     _keep(cache, token, found)
             terms.extend(found[0])
             if tails is not None and found[1]:
