@@ -1,7 +1,7 @@
 """Adds run on the writer's thread in one hand-off: all or nothing, as before.
 
 `MemoryTable.add_many` analyses, writes, commits and reads back a memory
-in one trip to aiosqlite's thread (`rows.on_writer`); with vectors the
+in one trip to aiosqlite's thread (`transactions.on_writer`); with vectors the
 transaction stays open for their rows. These tests hold it to what the
 statement-by-statement version guaranteed: what it returns is what is
 stored, a failing statement or a bad vector leaves nothing behind and no

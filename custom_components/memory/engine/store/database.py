@@ -100,7 +100,7 @@ async def erase_wal(writer: aiosqlite.Connection) -> None:
     more: sqlite-vec (0.1.9) clears a deleted vector's bytes in its chunk,
     which the purge tests check. Called with writes held.
     """
-    # Its row read: a stepping statement fails a COMMIT (rows.on_writer).
+    # Its row read: a stepping statement fails a COMMIT (transactions.on_writer).
     await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

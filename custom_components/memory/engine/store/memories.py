@@ -20,7 +20,7 @@ from ..errors import InvalidInputError, UnknownMemoryError
 from ..languages import ANALYSIS_VERSION
 from ..models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats, Vector
 from ..sql import IDS, placeholders, rows_in, storable_ids
-from ..transactions import immediate_transaction
+from ..transactions import immediate, immediate_transaction, on_writer, rollback
 from ..vectors import as_unit_vector
 from .database import Database, erase_wal
 from .memory_vectors import MemoryVectors
@@ -32,8 +32,6 @@ from .rows import (
     insert_row,
     memory_key,
     memory_terms,
-    on_writer,
-    rollback,
     row_to_item,
     validate_memory,
     write_memories,
@@ -378,8 +376,7 @@ def _supersede(
     memory, content, tags = prepared
     key = memory_key(content, memory.type, memory.source.conversation_id)
     row = insert_row(memory, content, tags, key, now)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         new, _created = insert_memory(conn, (memory.scope, key), row, tags)
         replaced = [item_id for item_id in olds if item_id != new.id]
         if replaced:
@@ -392,10 +389,6 @@ def _supersede(
         old = conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.id = ?", (olds[0],)
         ).fetchall()
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return new, row_to_item(old[0])
 
 

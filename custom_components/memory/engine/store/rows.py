@@ -3,14 +3,15 @@
 A memory is validated before any write (`validate_memory`); a row reads
 back as a `MemoryItem` (`row_to_item`). Inserts keep one active memory per
 text and scope: a twin returns the existing row instead of a new one. They
-are plain sqlite3 functions run on the writer's own thread (`on_writer`):
-an add is analysed, written, committed and read back in one hand-off
-instead of one a statement, and its term analysis is off the event loop.
+are plain sqlite3 functions run on the writer's own thread
+(`transactions.on_writer`): an add is analysed, written, committed and read
+back in one hand-off instead of one a statement, and its term analysis is
+off the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 import functools
 import logging
 import sqlite3
@@ -45,6 +46,7 @@ from ..models import (
 )
 from ..sql import IDS, chunks, placeholders, rows_in, storable_ids
 from ..text import clean_content, content_key, is_blank, normalize_tag
+from ..transactions import immediate
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -301,37 +303,6 @@ type Prepared = tuple[NewMemory, str, tuple[str, ...]]
 """A validated memory (its language set), its cleaned content and its tags."""
 
 
-async def on_writer[T](
-    conn: aiosqlite.Connection, work: Callable[[sqlite3.Connection], T]
-) -> T:
-    """Run `work` with the sqlite3 connection on its own thread: one hand-off.
-
-    Each aiosqlite call is a trip to the connection's thread and back; an
-    add made of several statements pays one trip instead of one a
-    statement. aiosqlite (pinned 0.22.1) has no public way in: `_execute`
-    is what its own methods use to run on that thread. Its thread holds the
-    last call's result until the next call has run, so a cursor of the
-    writer whose rows were not all read keeps its statement stepping
-    through `work`, and a `COMMIT` in `work` would fail: the writer's
-    row-returning statements are read to their end (`execute_fetchall`,
-    or `async with` the cursor).
-    """
-
-    def run() -> T:
-        return work(conn._conn)  # noqa: SLF001 - see above
-
-    result: T = await conn._execute(run)  # type: ignore[no-untyped-call]  # noqa: SLF001
-    return result
-
-
-def rollback(conn: sqlite3.Connection) -> None:
-    """`ROLLBACK` whatever is open; a transaction already ended is no error."""
-    try:
-        conn.execute("ROLLBACK")
-    except sqlite3.Error as err:
-        _LOGGER.debug("Nothing to roll back: %s", err)
-
-
 def write_memories(
     conn: sqlite3.Connection,
     prepared: Sequence[Prepared],
@@ -356,15 +327,8 @@ def write_memories(
         insert_row(memory, content, tags, key, now)
         for (memory, content, tags), key in zip(prepared, keys, strict=True)
     ]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        written = insert_many(conn, prepared, keys, rows, now)
-        if commit:
-            conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-    return written
+    with immediate(conn, commit=commit):
+        return insert_many(conn, prepared, keys, rows, now)
 
 
 def insert_many(
