@@ -21,6 +21,7 @@ import pytest
 from custom_components.memory.engine import MemoryStore, SearchQuery, Signal
 from custom_components.memory.engine.store.memory_vectors import MemoryVectors
 from custom_components.memory.engine.vectors import (
+    NumpyIndex,
     as_unit_vector,
     code_fingerprint,
     codes_to_blobs,
@@ -99,6 +100,28 @@ async def test_codes_are_stored_with_their_vectors(
     # Encoded as the index encodes that write (a matrix product's last bit
     # may depend on how many rows it turns at once).
     assert _codes(db_path) == {**stored, **_expected([first], [3])}
+
+
+async def test_the_index_holds_the_codes_stored(
+    store_factory: StoreFactory, db_path: Path
+) -> None:
+    """A write's vectors are turned once: the live index takes the codes stored."""
+    store = await store_factory()
+    results = await store.add_many(
+        [memory(f"Row {n}") for n in range(5)], vectors=[vector(n) for n in range(5)]
+    )
+    await store.set_vectors({results[0].item.id: vector(9)})
+    index = store.vectors.index
+    assert isinstance(index, NumpyIndex)
+    size = index._size
+    held = dict(
+        zip(
+            index._ids[:size].tolist(),
+            codes_to_blobs(index._bits[:size], index._factors[:size]),
+            strict=True,
+        )
+    )
+    assert held == _codes(db_path)
 
 
 async def test_reopening_reads_the_codes_with_the_same_results(

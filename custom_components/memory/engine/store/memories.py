@@ -23,7 +23,7 @@ from ..sql import IDS, placeholders, rows_in, storable_ids
 from ..transactions import immediate, immediate_transaction, on_writer, rollback
 from ..vectors import as_unit_vector
 from .database import Database, erase_wal
-from .memory_vectors import MemoryVectors
+from .memory_vectors import Codes, MemoryVectors
 from .rows import (
     ITEM_COLUMNS,
     Prepared,
@@ -74,6 +74,7 @@ class MemoryTable:
         given = list(vectors or [])
         now = self._db.now()
         new_vectors: dict[int, Vector] = {}
+        codes: Codes | None = None
         async with self._db.write_lock:
             if all(vector is None for vector in given):
                 # Analysed, written, committed and read back in one hand-off.
@@ -97,15 +98,15 @@ class MemoryTable:
                         ),
                     )
                     if new_vectors:
-                        await self._vectors.store(writer, new_vectors)
+                        codes = await self._vectors.store(writer, new_vectors)
                     await writer.execute("COMMIT")
                 except BaseException:
                     # Also when cancelled while a statement was queued: it
                     # still runs, and this ROLLBACK after it ends what it began.
                     await on_writer(writer, rollback)
                     raise
-            if new_vectors:
-                await self._vectors.index_add(new_vectors)
+            if new_vectors and codes is not None:
+                await self._vectors.index_add(new_vectors, codes)
         self._db.changed()
         return [AddResult(item=item, created=created) for item, created in written]
 

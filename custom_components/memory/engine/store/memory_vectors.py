@@ -302,11 +302,12 @@ class MemoryVectors:
 
     async def store(
         self, conn: aiosqlite.Connection, vectors: Mapping[int, Vector]
-    ) -> None:
+    ) -> Codes:
         """Write unit vectors of the active model; learn its dimension once.
 
         In the caller's transaction, with writes held; `index_add` follows
-        once it committed.
+        once it committed, given the codes returned (of `vectors`, in their
+        order), so the index holds exactly the codes stored.
         """
         model = self._db.model
         assert model is not None  # noqa: S101 - checked by callers
@@ -335,6 +336,7 @@ class MemoryVectors:
         ids = list(vectors)
         codes = encode_unit(np.stack([vectors[item_id] for item_id in ids]))
         await self._write_codes(conn, model, ids, codes)
+        return codes
 
     async def delete(self, conn: aiosqlite.Connection, item_id: int) -> None:
         """Delete a memory's vectors of every model (its text changed).
@@ -355,14 +357,21 @@ class MemoryVectors:
         ) as cursor:
             return {row[0]: int(row[1]) for row in await cursor.fetchall()}
 
-    async def index_add(self, vectors: Mapping[int, Vector]) -> None:
-        """Add vectors just committed to the index (writes held)."""
+    async def index_add(self, vectors: Mapping[int, Vector], codes: Codes) -> None:
+        """Add vectors just committed to the index (writes held).
+
+        `codes` are what `store` wrote for them: the numpy index takes those
+        rather than turning the vectors again.
+        """
         if self._index is None:
             await self.load()
             return  # freshly built from the table, which holds these vectors
         ids = list(vectors)
         matrix = np.stack([vectors[i] for i in ids])
-        await self._index.add(ids, matrix)
+        if isinstance(self._index, NumpyIndex):
+            await asyncio.to_thread(self._index.add_codes, ids, *codes)
+        else:
+            await self._index.add(ids, matrix)
         if self._vector_scale is not None:
             self._vector_scale.add(matrix)
 
@@ -377,6 +386,6 @@ class MemoryVectors:
         async with self._db.write_lock:
             await check_ids(writer, list(units))
             async with immediate_transaction(writer):
-                await self.store(writer, units)
-            await self.index_add(units)
+                codes = await self.store(writer, units)
+            await self.index_add(units, codes)
         self._db.changed()
