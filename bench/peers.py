@@ -603,33 +603,25 @@ def targets(report: dict[str, Any]) -> list[tuple[str, str, bool]]:
                         value <= share,
                     )
                 )
-        value = ratio["vs_brute_p95"]
-        if size in TARGET_VS_BRUTE[1] and value is not None:
-            rows.append(
-                (
-                    f"{size:,}: hybrid p95 ≤ {TARGET_VS_BRUTE[0]:g} × brute force p95",
-                    f"{value:.2f} ×",
-                    value <= TARGET_VS_BRUTE[0],
+        for key, bound, sizes, label in (
+            ("vs_brute_p95", *TARGET_VS_BRUTE, "hybrid p95 ≤ {:g} × brute force p95"),
+            (
+                "auto_vs_numpy_p95",
+                TARGET_AUTO,
+                None,
+                "`auto` hybrid p95 ≤ {:g} × numpy's",
+            ),
+            ("vs_floor_p95", *TARGET_VS_FLOOR, "hybrid p95 ≤ {:g} × the scan floor"),
+        ):
+            value = ratio[key]
+            if (sizes is None or size in sizes) and value is not None:
+                rows.append(
+                    (
+                        f"{size:,}: {label.format(bound)}",
+                        f"{value:.2f} ×",
+                        value <= bound,
+                    )
                 )
-            )
-        value = ratio["auto_vs_numpy_p95"]
-        if value is not None:
-            rows.append(
-                (
-                    f"{size:,}: `auto` hybrid p95 ≤ {TARGET_AUTO:g} × numpy's",
-                    f"{value:.2f} ×",
-                    value <= TARGET_AUTO,
-                )
-            )
-        value = ratio["vs_floor_p95"]
-        if size in TARGET_VS_FLOOR[1] and value is not None:
-            rows.append(
-                (
-                    f"{size:,}: hybrid p95 ≤ {TARGET_VS_FLOOR[0]:g} × the scan floor",
-                    f"{value:.2f} ×",
-                    value <= TARGET_VS_FLOOR[0],
-                )
-            )
     return rows
 
 
