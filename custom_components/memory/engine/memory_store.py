@@ -13,6 +13,7 @@ offers `store.DatabaseAccess`, this facade included).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 import contextlib
 from datetime import datetime
@@ -55,7 +56,7 @@ from .store import (
     stored_vectors,
     write,
 )
-from .vectors import Scale
+from .vectors import Scale, find_blas, use_one_blas_thread
 
 
 class MemoryStore:
@@ -116,7 +117,13 @@ class MemoryStore:
         return self.database.reader
 
     async def open(self, *, defer_index: bool = False) -> None:
-        """Open, check and migrate the file; build the vector index (`Database.open`)."""
+        """Open, check and migrate the file; build the vector index (`Database.open`).
+
+        First numpy's BLAS is set to one thread (`vectors.use_one_blas_thread`,
+        on the calling thread: the event loop's).
+        """
+        await asyncio.to_thread(find_blas)
+        use_one_blas_thread()
         await self.database.open(defer_index=defer_index)
 
     async def load_index(self) -> None:

@@ -2,7 +2,7 @@
 
 `index` (the numpy index and the vec0 one for comparisons), `codes` (binary
 codes after a fixed rotation, and their stored form), `scale` (how unrelated texts score with the
-model in use).
+model in use), `threads` (numpy's BLAS on one thread).
 """
 
 from .codes import (
@@ -21,6 +21,7 @@ from .index import (
     as_unit_vector,
 )
 from .scale import SAMPLE_SIZE, CosineScale, Scale
+from .threads import find_blas, use_one_blas_thread
 
 __all__ = [
     "BACKEND_NUMPY",
@@ -37,4 +38,6 @@ __all__ = [
     "codes_from_blobs",
     "codes_to_blobs",
     "encode_unit",
+    "find_blas",
+    "use_one_blas_thread",
 ]

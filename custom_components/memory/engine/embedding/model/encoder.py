@@ -30,6 +30,7 @@ from typing import Self
 import numpy as np
 from tokenizers import Tokenizer
 
+from ...vectors import use_one_blas_thread
 from .files import BertConfig, EncoderError, EncoderSettings, Layer, load_weights
 from .numerics import ACTIVATIONS, F32, I64, gelu, layer_norm
 from .pins import ModelSpec
@@ -247,6 +248,7 @@ class BertEncoder:
 
     def _loaded_model(self) -> _Model:
         if self._model is None:
+            use_one_blas_thread()  # see `vectors.threads`
             self._model = _Model(self.folder, self.spec)
         return self._model
 
