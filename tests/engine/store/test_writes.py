@@ -1,8 +1,9 @@
 """Adds run on the writer's thread in one hand-off: all or nothing, as before.
 
 `MemoryTable.add_many` analyses, writes, commits and reads back a memory
-in one trip to aiosqlite's thread (`transactions.on_writer`); with vectors the
-transaction stays open for their rows. These tests hold it to what the
+in one trip to aiosqlite's thread (`transactions.on_writer`); with vectors
+the same trip writes their rows and codes, commits and puts the codes in the
+numpy index. These tests hold it to what the
 statement-by-statement version guaranteed: what it returns is what is
 stored, a failing statement or a bad vector leaves nothing behind and no
 listener hears of it, a cancelled add is stored whole or not at all, and
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 import sqlite3
 
+import aiosqlite
 import pytest
 
 from custom_components.memory.engine import (
@@ -27,7 +29,16 @@ from custom_components.memory.engine import (
     Source,
     VectorDimensionError,
 )
-from tests.engine.conftest import DIM, MODEL, START, ids, memory, sql, vector
+from tests.engine.conftest import (
+    DIM,
+    MODEL,
+    START,
+    StoreFactory,
+    ids,
+    memory,
+    sql,
+    vector,
+)
 
 
 async def test_returned_items_are_the_stored_rows(store: MemoryStore) -> None:
@@ -144,3 +155,40 @@ async def test_adds_after_a_checkpoint(store: MemoryStore) -> None:
     await store.forget([(await store.add(memory("Also gone"))).item.id], purge=True)
     assert (await store.add(memory("With vector"), vector=vector(2))).created
     assert (await store.stats()).active == 2
+
+
+async def test_an_add_with_a_vector_is_one_hand_off(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory, vector, codes, COMMIT and the numpy index: one trip, no thread.
+
+    Before, the vector's rows took three more trips to the writer, the
+    COMMIT a fourth, and the index a worker thread of its own.
+    """
+    store = await store_factory()
+    await store.add(memory("Already indexed"), vector=vector(1))
+    trips: list[str] = []
+    execute = aiosqlite.Connection._execute  # what on_writer uses
+
+    async def counted(self: aiosqlite.Connection, fn: object, *args: object) -> object:
+        trips.append("writer" if self is store.database.connections()[0] else "reader")
+        return await execute(self, fn, *args)  # type: ignore[no-untyped-call]
+
+    threads: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted_thread(fn: object, *args: object, **kwargs: object) -> object:
+        threads.append(fn)
+        return await to_thread(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+    monkeypatch.setattr(asyncio, "to_thread", counted_thread)
+    added = await store.add(memory("Fresh with a vector"), vector=vector(2))
+    assert trips == ["writer"]
+    assert threads == []
+    monkeypatch.undo()
+
+    # The index already serves it, and the next open reads the same codes.
+    hits = await store.search(SearchQuery(text="", vector=vector(2), limit=1))
+    assert ids(hits) == [added.item.id]
+    assert (await store.stats()).vectors_by_model == {MODEL: 2}

@@ -21,6 +21,7 @@ from custom_components.memory.engine.vectors.index import (
     NumpyIndex,
     SqliteVecIndex,
     as_unit_vector,
+    as_unit_vectors,
     vec0_codes,
     vec0_scale,
 )
@@ -63,6 +64,39 @@ def test_as_unit_vector_rejects(bad: list[float]) -> None:
     """Empty, zero, NaN and infinite vectors raise InvalidVectorError."""
     with pytest.raises(InvalidVectorError) as info:
         as_unit_vector(bad)
+    assert info.value.key == "invalid_vector"
+
+
+def test_as_unit_vectors_equal_one_by_one() -> None:
+    """A batch scales each vector to the same bits as alone; None stays None."""
+    rng = np.random.default_rng(7)
+    given: list[npt.ArrayLike | None] = [
+        rng.standard_normal(384),
+        None,
+        rng.standard_normal(384).astype(np.float32),
+        list(rng.standard_normal(384)),
+    ]
+    units = as_unit_vectors(given)
+    assert units[1] is None
+    for one, batch in zip(given, units, strict=True):
+        if one is not None:
+            assert batch is not None
+            assert batch.dtype == np.float32
+            assert batch.tobytes() == as_unit_vector(one).tobytes()
+    assert as_unit_vectors([None, None]) == [None, None]
+    # Lengths that differ go one by one (the store then names the dimension).
+    mixed = as_unit_vectors([[3, 4], [0, 0, 2]])
+    assert [list(np.round(u, 6)) for u in mixed if u is not None] == [
+        [0.6, 0.8],
+        [0.0, 0.0, 1.0],
+    ]
+
+
+@pytest.mark.parametrize("bad", [[0.0, 0.0], [1.0, float("nan")], [float("inf"), 1.0]])
+def test_as_unit_vectors_reject_like_one(bad: list[float]) -> None:
+    """A bad vector anywhere in the batch raises `as_unit_vector`'s error."""
+    with pytest.raises(InvalidVectorError) as info:
+        as_unit_vectors([[1.0, 2.0], None, bad])
     assert info.value.key == "invalid_vector"
 
 

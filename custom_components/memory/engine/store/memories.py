@@ -21,7 +21,7 @@ from ..languages import ANALYSIS_VERSION
 from ..models import AddResult, MemoryItem, MemoryStatus, NewMemory, StoreStats, Vector
 from ..sql import IDS, placeholders, rows_in, storable_ids
 from ..transactions import immediate, immediate_transaction, on_writer, rollback
-from ..vectors import as_unit_vector
+from ..vectors import as_unit_vectors
 from .database import Database, erase_wal
 from .memory_vectors import Codes, MemoryVectors
 from .rows import (
@@ -83,30 +83,22 @@ class MemoryTable:
                     partial(write_memories, prepared=prepared, now=now, commit=True),
                 )
             else:
-                try:
-                    # Vectors checked and scaled, memories analysed and
-                    # written in one hand-off; the transaction stays open
-                    # for the vectors' rows.
-                    written, new_vectors = await on_writer(
-                        writer,
-                        partial(
-                            _write_with_vectors,
-                            prepared=prepared,
-                            vectors=given,
-                            model=self._db.model,
-                            now=now,
-                        ),
-                    )
-                    if new_vectors:
-                        codes = await self._vectors.store(writer, new_vectors)
-                    await writer.execute("COMMIT")
-                except BaseException:
-                    # Also when cancelled while a statement was queued: it
-                    # still runs, and this ROLLBACK after it ends what it began.
-                    await on_writer(writer, rollback)
-                    raise
-            if new_vectors and codes is not None:
-                await self._vectors.index_add(new_vectors, codes)
+                # Vectors checked and scaled, memories analysed and written,
+                # their vectors and codes written, committed and put in the
+                # numpy index, in one hand-off.
+                written, new_vectors, codes, indexed = await on_writer(
+                    writer,
+                    partial(
+                        _write_with_vectors,
+                        prepared=prepared,
+                        vectors=given,
+                        part=self._vectors,
+                        model=self._db.model,
+                        now=now,
+                    ),
+                )
+                if new_vectors and codes is not None:
+                    await self._vectors.index_add(new_vectors, codes, indexed=indexed)
         self._db.changed()
         return [AddResult(item=item, created=created) for item, created in written]
 
@@ -397,20 +389,32 @@ def _write_with_vectors(
     conn: sqlite3.Connection,
     prepared: Sequence[Prepared],
     vectors: Sequence[npt.ArrayLike | None],
+    part: MemoryVectors,
     model: str | None,
     now: float,
-) -> tuple[list[tuple[MemoryItem, bool]], dict[int, Vector]]:
-    """On the writer's thread: scale the vectors, then write the memories.
+) -> tuple[list[tuple[MemoryItem, bool]], dict[int, Vector], Codes | None, bool]:
+    """On the writer's thread: scale the vectors, write the memories and theirs.
 
-    Every vector is checked before anything is written; the transaction is
-    left open for the new memories' vectors (returned by id).
+    Every vector is checked before anything is written; the new memories'
+    vectors (by id) and codes are written in the same transaction, which
+    commits here (any error rolls it back first), and the codes go into a
+    loaded numpy index (`indexed`) before the lock is let go: a cancelled
+    caller leaves the memory, its vector and the index in step.
     """
-    units = [None if vector is None else as_unit_vector(vector) for vector in vectors]
+    units = as_unit_vectors(vectors)
     if model is None:
         raise InvalidInputError("the store has no embedding model for vectors")
-    written = write_memories(conn, prepared, now, commit=False)
-    return written, {
-        item.id: unit
-        for (item, created), unit in zip(written, units, strict=True)
-        if created and unit is not None
-    }
+    try:
+        written = write_memories(conn, prepared, now, commit=False)
+        new_vectors = {
+            item.id: unit
+            for (item, created), unit in zip(written, units, strict=True)
+            if created and unit is not None
+        }
+        codes = part.write(conn, new_vectors) if new_vectors else None
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    indexed = codes is not None and part.index_codes(list(new_vectors), codes)
+    return written, new_vectors, codes, indexed

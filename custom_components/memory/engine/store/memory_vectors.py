@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from functools import partial
 import hashlib
 import logging
 import sqlite3
@@ -35,7 +36,7 @@ import numpy.typing as npt
 from ..errors import InvalidInputError, VectorDimensionError
 from ..models import Vector
 from ..sql import IDS, rows_in
-from ..transactions import immediate_transaction
+from ..transactions import immediate_transaction, on_writer
 from ..vectors import (
     SAMPLE_SIZE,
     CosineScale,
@@ -60,6 +61,20 @@ _LOAD_BATCH: Final = 4096
 _CODES_SETTING: Final = "vector_codes "
 
 type Codes = tuple[npt.NDArray[np.uint64], npt.NDArray[np.float32]]
+
+_WRITE_CODES: Final = (
+    "INSERT OR REPLACE INTO embedding_codes (model, memory_id, code) VALUES (?, ?, ?)"
+)
+
+
+def _code_rows(
+    model: str, ids: Sequence[int], codes: Codes
+) -> list[tuple[str, int, bytes]]:
+    """`embedding_codes` rows of `ids`' codes."""
+    return [
+        (model, int(item_id), blob)
+        for item_id, blob in zip(ids, codes_to_blobs(*codes), strict=True)
+    ]
 
 
 def _model_table(model: str) -> str:
@@ -246,14 +261,7 @@ class MemoryVectors:
     async def _write_codes(
         conn: aiosqlite.Connection, model: str, ids: Sequence[int], codes: Codes
     ) -> None:
-        await conn.executemany(
-            "INSERT OR REPLACE INTO embedding_codes (model, memory_id, code) "
-            "VALUES (?, ?, ?)",
-            [
-                (model, int(item_id), blob)
-                for item_id, blob in zip(ids, codes_to_blobs(*codes), strict=True)
-            ],
-        )
+        await conn.executemany(_WRITE_CODES, _code_rows(model, ids, codes))
 
     async def _load_vec0(
         self,
@@ -303,16 +311,26 @@ class MemoryVectors:
     async def store(
         self, conn: aiosqlite.Connection, vectors: Mapping[int, Vector]
     ) -> Codes:
-        """Write unit vectors of the active model; learn its dimension once.
+        """Write unit vectors of the active model (`write`, in one hand-off).
 
         In the caller's transaction, with writes held; `index_add` follows
         once it committed, given the codes returned (of `vectors`, in their
         order), so the index holds exactly the codes stored.
         """
+        return await on_writer(conn, partial(self.write, vectors=vectors))
+
+    def write(self, conn: sqlite3.Connection, vectors: Mapping[int, Vector]) -> Codes:
+        """On the writer's thread: `store`'s statements; learn the dimension once.
+
+        The memories' own write calls it in its hand-off (`MemoryTable`).
+        """
         model = self._db.model
         assert model is not None  # noqa: S101 - checked by callers
         dims = {len(vector) for vector in vectors.values()}
-        known = await self._model_dim(conn, model)
+        row = conn.execute(
+            "SELECT dim FROM embedding_models WHERE model = ?", (model,)
+        ).fetchone()
+        known = int(row[0]) if row else None
         expected = known if known is not None else min(dims)
         if dims != {expected}:
             raise VectorDimensionError(
@@ -322,11 +340,11 @@ class MemoryVectors:
                 got=",".join(str(dim) for dim in sorted(dims)),
             )
         if known is None:
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO embedding_models (model, dim, created_at) VALUES (?, ?, ?)",
                 (model, expected, self._db.now()),
             )
-        await conn.executemany(
+        conn.executemany(
             "INSERT OR REPLACE INTO embeddings (memory_id, model, vector) "
             "VALUES (?, ?, ?)",
             [(item_id, model, vector.tobytes()) for item_id, vector in vectors.items()],
@@ -335,8 +353,19 @@ class MemoryVectors:
         # same transaction: the next open reads these.
         ids = list(vectors)
         codes = encode_unit(np.stack([vectors[item_id] for item_id in ids]))
-        await self._write_codes(conn, model, ids, codes)
+        conn.executemany(_WRITE_CODES, _code_rows(model, ids, codes))
         return codes
+
+    def index_codes(self, ids: Sequence[int], codes: Codes) -> bool:
+        """Add committed vectors' codes to a loaded numpy index; any thread.
+
+        False when the index is not a loaded numpy one: `index_add` then
+        does what is needed.
+        """
+        if not isinstance(self._index, NumpyIndex):
+            return False
+        self._index.add_codes(ids, *codes)
+        return True
 
     async def delete(self, conn: aiosqlite.Connection, item_id: int) -> None:
         """Delete a memory's vectors of every model (its text changed).
@@ -357,11 +386,14 @@ class MemoryVectors:
         ) as cursor:
             return {row[0]: int(row[1]) for row in await cursor.fetchall()}
 
-    async def index_add(self, vectors: Mapping[int, Vector], codes: Codes) -> None:
+    async def index_add(
+        self, vectors: Mapping[int, Vector], codes: Codes, *, indexed: bool = False
+    ) -> None:
         """Add vectors just committed to the index (writes held).
 
         `codes` are what `store` wrote for them: the numpy index takes those
-        rather than turning the vectors again.
+        rather than turning the vectors again. `indexed`: `index_codes`
+        already put them in, only the cosine sample is left.
         """
         if self._index is None:
             await self.load()
@@ -369,7 +401,8 @@ class MemoryVectors:
         ids = list(vectors)
         matrix = np.stack([vectors[i] for i in ids])
         if isinstance(self._index, NumpyIndex):
-            await asyncio.to_thread(self._index.add_codes, ids, *codes)
+            if not indexed:
+                await asyncio.to_thread(self._index.add_codes, ids, *codes)
         else:
             await self._index.add(ids, matrix)
         if self._vector_scale is not None:

@@ -19,6 +19,7 @@ from .index import (
     SqliteVecIndex,
     VectorIndex,
     as_unit_vector,
+    as_unit_vectors,
 )
 from .scale import SAMPLE_SIZE, CosineScale, Scale
 from .threads import find_blas, use_one_blas_thread
@@ -33,6 +34,7 @@ __all__ = [
     "SqliteVecIndex",
     "VectorIndex",
     "as_unit_vector",
+    "as_unit_vectors",
     "code_blob_size",
     "code_fingerprint",
     "codes_from_blobs",

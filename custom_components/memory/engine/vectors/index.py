@@ -58,13 +58,47 @@ VEC0_SHARD_MARGIN: Final = 4
 
 def as_unit_vector(vector: npt.ArrayLike) -> Vector:
     """Return a float32 copy scaled to length one; raise on NaN, inf or zero."""
-    array = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if array.size == 0 or not np.all(np.isfinite(array)):
+    unit: Vector = _unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+    return unit
+
+
+def as_unit_vectors(
+    vectors: Sequence[npt.ArrayLike | None],
+) -> list[Vector | None]:
+    """`as_unit_vector` of each vector given (None stays None), a batch at once.
+
+    Vectors of one length are scaled as the rows of one array, by the same
+    arithmetic as one alone (each row's result is the same bits); other
+    batches go one by one. The error is `as_unit_vector`'s.
+    """
+    given: dict[int, npt.ArrayLike] = {
+        n: vector for n, vector in enumerate(vectors) if vector is not None
+    }
+    units: list[Vector | None] = [None] * len(vectors)
+    if not given:
+        return units
+    try:
+        matrix = np.asarray(list(given.values()), dtype=np.float32)
+    except TypeError, ValueError:  # ragged: lengths differ
+        matrix = np.empty((0, 0), dtype=np.float32)
+    if matrix.ndim == 2 and matrix.shape[0] == len(given):
+        rows = list(_unit_rows(matrix))
+    else:
+        rows = [as_unit_vector(vector) for vector in given.values()]
+    for n, row in zip(given, rows, strict=True):
+        units[n] = row
+    return units
+
+
+def _unit_rows(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Each row scaled to length one; raise on an empty, non-finite or zero row."""
+    if matrix.shape[1] == 0 or not np.all(np.isfinite(matrix)):
         raise InvalidVectorError("vector has no values or non-finite values")
-    norm = float(np.linalg.norm(array))
-    if norm == 0.0 or not np.isfinite(norm):
+    norms = np.linalg.norm(matrix, axis=1)
+    if not np.all(norms > 0) or not np.all(np.isfinite(norms)):
         raise InvalidVectorError("vector has zero length")
-    return (array / norm).astype(np.float32)
+    scaled: npt.NDArray[np.float32] = (matrix / norms[:, None]).astype(np.float32)
+    return scaled
 
 
 def vec0_scale(dim: int) -> float:
