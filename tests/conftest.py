@@ -40,6 +40,9 @@ from .integration.assist import (
 )
 from .integration.ollama_peer import OllamaAgent, OllamaPeer, async_setup_ollama_agent
 
+# postgres_url and postgres_database: a real PostgreSQL server with pgvector.
+pytest_plugins = ["tests.postgres_server"]
+
 
 @pytest.fixture(autouse=True)
 def auto_enable_custom_integrations(request: pytest.FixtureRequest) -> None:
