@@ -139,3 +139,37 @@ def test_report_renders_an_earlier_run(run: tuple[str, dict[str, Any]]) -> None:
     )
     assert proc.stdout == markdown
     assert "CPU time per query" in proc.stdout
+
+
+def test_without_openclaw_no_openclaw_database(tmp_path: Path) -> None:
+    """Systems without `openclaw` build no OpenClaw database (6.4 GiB at 1M)."""
+    data = tmp_path / "data"
+    proc = subprocess.run(  # noqa: S603 - our own script
+        [
+            sys.executable,
+            str(REPO / "bench" / "peers.py"),
+            "--sizes",
+            "300",
+            "--systems",
+            "ours,brute,floor",
+            "--runs",
+            "1",
+            "--queries",
+            "6",
+            "--warmup",
+            "1",
+            "--workdir",
+            str(tmp_path / "work"),
+            "--data",
+            str(data),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not list(data.glob("peers-openclaw-*"))
+    assert list(data.glob("peers-matrix-300.npy"))
+    assert "ours p95 / brute p95" in proc.stdout
