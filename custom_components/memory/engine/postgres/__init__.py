@@ -1,9 +1,15 @@
 """PostgreSQL: the foundation of a second storage backend (issue #26).
 
 `server` (can the engine use this server: connection, version, pgvector;
-`redact_url` hides a URL's password). Nothing uses this room yet.
+`redact_url` hides a URL's password), `schema` (the tables, versioned and
+migrated under an advisory lock), `memories` (add with the SQLite store's
+de-duplication, read, forget), `keywords` (search with FTS5's bm25).
+Nothing outside this room uses it yet.
 """
 
+from .keywords import KeywordHit, PostgresKeywords
+from .memories import PostgresMemories
+from .schema import SCHEMA_VERSION, migrate, schema_version
 from .server import (
     MIN_SERVER_VERSION,
     ServerCheck,
@@ -16,10 +22,16 @@ from .server import (
 
 __all__ = [
     "MIN_SERVER_VERSION",
+    "SCHEMA_VERSION",
+    "KeywordHit",
+    "PostgresKeywords",
+    "PostgresMemories",
     "ServerCheck",
     "ServerFacts",
     "ServerProblem",
     "check_server",
     "classify",
+    "migrate",
     "redact_url",
+    "schema_version",
 ]

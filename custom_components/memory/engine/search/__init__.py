@@ -8,7 +8,14 @@ or conversation messages), `memories` (the memories' corpus and search).
 
 from .fusion import Ranked, fuse
 from .hybrid import Candidates, Corpus, HybridSearch, Request, Tables, Vectors
-from .keywords import MATCH_BUDGET, KeywordQuery, RowCounter, TermCounts, keyword_query
+from .keywords import (
+    MATCH_BUDGET,
+    KeywordQuery,
+    RowCounter,
+    TermCounts,
+    idf,
+    keyword_query,
+)
 from .memories import MemorySearch
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
 
@@ -28,6 +35,7 @@ __all__ = [
     "Vectors",
     "cosines_outside_pool",
     "fuse",
+    "idf",
     "keyword_query",
     "semantic_pool",
 ]

@@ -27,7 +27,10 @@ from .memory_vectors import MemoryVectors
 from .parts import DatabaseAccess, DerivedData, EraseListener
 from .reanalysis import BATCH, pending, prepare, write
 from .rows import (
+    INSERT_COLUMNS,
     ITEM_COLUMNS,
+    Prepared,
+    insert_row,
     memory_key,
     memory_terms,
     normalize_tags,
@@ -41,6 +44,7 @@ from .schema import SCHEMA_VERSION
 __all__ = [
     "BATCH",
     "DATABASE_SUFFIXES",
+    "INSERT_COLUMNS",
     "ITEM_COLUMNS",
     "SCHEMA_VERSION",
     "BackendChoice",
@@ -55,11 +59,13 @@ __all__ = [
     "MemoryCuration",
     "MemoryTable",
     "MemoryVectors",
+    "Prepared",
     "active_by_topic",
     "browse",
     "count_rows",
     "find_active",
     "history",
+    "insert_row",
     "keyset_page",
     "marker_path",
     "memory_key",

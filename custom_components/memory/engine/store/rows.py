@@ -86,7 +86,7 @@ _ARCHIVE_EXPIRED_TWIN: Final = (
     "valid_to = coalesce(valid_to, expires_at) WHERE scope = ? "
     "AND content_key = ? AND status = 'active' AND expires_at <= ?"
 )
-_INSERT_COLUMNS: Final = (
+INSERT_COLUMNS: Final = (
     "scope",
     "type",
     "content",
@@ -116,7 +116,7 @@ _INSERT_CHUNK: Final = 500
 def insert_row(
     memory: NewMemory, content: str, tags: tuple[str, ...], key: str, now: float
 ) -> tuple[Any, ...]:
-    """Values of `_INSERT_COLUMNS` for a validated memory.
+    """Values of `INSERT_COLUMNS` for a validated memory.
 
     Its language must be set (`MemoryTable` puts the store's default in).
     """
@@ -360,11 +360,9 @@ def insert_many(
     conn.executemany(_ARCHIVE_EXPIRED_TWIN, [(now, *pair, now) for pair in pairs])
     created: dict[tuple[str, str], MemoryItem] = {}
     for chunk in chunks(rows, _INSERT_CHUNK):
-        values = ", ".join(
-            ["(" + placeholders(len(_INSERT_COLUMNS)) + ")"] * len(chunk)
-        )
+        values = ", ".join(["(" + placeholders(len(INSERT_COLUMNS)) + ")"] * len(chunk))
         cursor = conn.execute(
-            f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES {values} "
+            f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) VALUES {values} "
             "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
             f"RETURNING {_RETURNED}, content_key",
             [value for row in chunk for value in row],
@@ -414,13 +412,13 @@ def insert_memory(
     In the open transaction; returns `(item, created)`, its active twin's
     item if one was there.
     """
-    now = row[_INSERT_COLUMNS.index("created_at")]
+    now = row[INSERT_COLUMNS.index("created_at")]
     # An expired twin no longer counts: archive it (as expire_due would)
     # so it cannot swallow the new memory and then be archived with it.
     conn.execute(_ARCHIVE_EXPIRED_TWIN, (now, *pair, now))
     found = conn.execute(
-        f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-        f"VALUES ({placeholders(len(_INSERT_COLUMNS))}) "
+        f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
+        f"VALUES ({placeholders(len(INSERT_COLUMNS))}) "
         "ON CONFLICT (scope, content_key) WHERE status = 'active' DO NOTHING "
         f"RETURNING {_RETURNED}",
         row,

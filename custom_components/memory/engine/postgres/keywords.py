@@ -1,0 +1,178 @@
+"""Keyword search on PostgreSQL with FTS5's bm25, number for number.
+
+The SQLite engine ranks a MATCH of analysed terms, OR-ed, compound heads as
+prefixes (`"term"*`), with `bm25(memories_fts)`. `PostgresKeywords.search`
+takes the same terms and prefixes and returns the same hits `(id, bm25,
+coverage)`, best (lowest bm25) first, ties by id as `ORDER BY rank, rowid`.
+
+FTS5's bm25 (`fts5_aux.c`), with N the rows the index holds (every row of
+`memories`, whatever its status), n a term's rows among them (for a prefix,
+the rows holding any term it begins), tf its tokens in a row (a prefix: every
+token it begins), dl the row's tokens and avgdl the tokens over N:
+
+    idf   = ln((N - n + 0.5) / (n + 0.5)), 1e-6 when that is ≤ 0
+    score = -Σ idf · tf · (k1 + 1) / (tf + k1 · (1 - b + b · dl / avgdl))
+
+with k1 = 1.2 and b = 0.75, summed over the query's terms in their order
+(an ordered aggregate), in double precision as FTS5 computes it. N and the
+token total come from `memory_term_totals`, n and tf from `memory_terms`
+(`schema`): only then are the rows filtered (active, in the scopes), as a
+MATCH scores against its whole index before the join filters.
+
+`coverage` is the engine's (`search.KeywordQuery.coverage`): the share of
+the query's terms a row holds, each weighted by `search.idf` of its rows.
+What this round leaves to the SQLite engine alone: the MATCH budget and its
+`newest` bound, compound parts looked up in the vocabulary, earlier turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..search import idf
+
+# FTS5's bm25 parameters (its defaults, which the engine keeps).
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
+# FTS5's floor of a term's idf (a term in more than half the rows).
+MIN_IDF: Final = 1e-6
+
+_SEARCH: Final = """
+WITH query AS (
+    SELECT q.term, q.prefix, q.ord::int AS ord
+    FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+),
+postings AS (
+    SELECT query.ord, p.memory_id, p.tf
+    FROM query CROSS JOIN LATERAL (
+        SELECT t.memory_id, t.tf FROM memory_terms t
+        WHERE NOT query.prefix AND t.term = query.term
+        UNION ALL
+        SELECT t.memory_id, t.tf FROM memory_terms t
+        WHERE query.prefix AND t.term >= query.term
+            AND t.term < query.term || U&'\\+10FFFF'
+            AND starts_with(t.term, query.term)
+    ) AS p
+),
+freq AS (
+    SELECT ord, memory_id, sum(tf)::float8 AS tf
+    FROM postings GROUP BY ord, memory_id
+),
+docs AS (
+    SELECT ord, count(*) AS n FROM freq GROUP BY ord
+),
+totals AS (
+    SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
+        coalesce(sum(tokens), 0)::float8 AS n_tokens
+    FROM memory_term_totals
+),
+weights AS (
+    SELECT docs.ord, docs.n,
+        CASE WHEN raw.idf <= 0 THEN $5::float8 ELSE raw.idf END AS idf
+    FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
+        SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
+            / (docs.n::float8 + 0.5::float8)) AS idf
+    ) AS raw
+)
+SELECT freq.memory_id AS id,
+    -sum(
+        weights.idf * (
+            (freq.tf * ($6::float8 + 1.0::float8))
+            / (freq.tf + $6::float8 * (
+                (1.0::float8 - $7::float8)
+                + $7::float8 * m.term_count::float8
+                    / (totals.n_tokens / totals.n_rows)
+            ))
+        )
+        ORDER BY freq.ord
+    ) AS bm25,
+    array_agg(freq.ord ORDER BY freq.ord) AS held
+FROM freq
+JOIN weights ON weights.ord = freq.ord
+JOIN memories m ON m.id = freq.memory_id
+CROSS JOIN totals
+WHERE m.status = ANY($3::text[])
+    AND ($4::text[] IS NULL OR m.scope = ANY($4::text[]))
+GROUP BY freq.memory_id
+ORDER BY bm25, freq.memory_id
+LIMIT $8
+"""
+
+_COUNTS: Final = """
+SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM memory_term_totals),
+    array(
+        SELECT (SELECT count(DISTINCT t.memory_id) FROM memory_terms t
+            WHERE CASE WHEN q.prefix
+                THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, q.term)
+                ELSE t.term = q.term END)
+        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+        ORDER BY q.ord
+    )
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """A row a keyword search found: its id, FTS5's bm25 (≤ 0) and coverage."""
+
+    id: int
+    bm25: float
+    coverage: float
+
+    def as_tuple(self) -> tuple[int, float, float]:
+        """Return `(id, bm25, coverage)`, as the SQLite engine's hits are."""
+        return self.id, self.bm25, self.coverage
+
+
+class PostgresKeywords:
+    """Keyword search over the `memory_terms` postings of one database."""
+
+    def __init__(self, pool: Any) -> None:
+        """Hold the asyncpg pool of a database `schema.migrate` set up."""
+        self._pool = pool
+
+    async def search(
+        self,
+        terms: Sequence[str],
+        *,
+        prefixes: Iterable[str] = (),
+        scopes: Sequence[str] | None = None,
+        statuses: Sequence[str] = ("active",),
+        limit: int | None = None,
+    ) -> list[KeywordHit]:
+        """Rows holding any of `terms` (those in `prefixes`: a term they begin).
+
+        Ranked by FTS5's bm25 over the whole index, then ids; only rows of
+        `statuses` and, when given, `scopes`; at most `limit` (None: all).
+        """
+        order = list(dict.fromkeys(term for term in terms if term))
+        if not order:
+            return []
+        heads = set(prefixes)
+        flags = [term in heads for term in order]
+        async with self._pool.acquire() as connection:
+            total, counts = await connection.fetchrow(_COUNTS, order, flags)
+            records = await connection.fetch(
+                _SEARCH,
+                order,
+                flags,
+                list(statuses),
+                None if scopes is None else list(scopes),
+                MIN_IDF,
+                BM25_K1,
+                BM25_B,
+                limit,
+            )
+        weights = [idf(int(count), int(total)) for count in counts]
+        whole = sum(weights) or 1.0
+        return [
+            KeywordHit(
+                id=int(record["id"]),
+                bm25=float(record["bm25"]),
+                coverage=sum(weights[at - 1] for at in record["held"]) / whole,
+            )
+            for record in records
+        ]

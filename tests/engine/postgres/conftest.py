@@ -1,0 +1,40 @@
+"""Fixtures of the PostgreSQL memories' tests: a migrated database's pool and its parts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+
+from custom_components.memory.engine.postgres import (
+    PostgresKeywords,
+    PostgresMemories,
+    migrate,
+)
+from tests.engine.conftest import START
+
+
+@pytest.fixture
+async def postgres_pool(postgres_database: str) -> AsyncIterator[Any]:
+    """Yield an asyncpg pool on a fresh database with the memories' schema."""
+    pool = await asyncpg.create_pool(postgres_database, min_size=1, max_size=4)
+    try:
+        async with pool.acquire() as connection:
+            await migrate(connection)
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+def pg_memories(postgres_pool: Any) -> PostgresMemories:
+    """Return the memories of `postgres_pool`, their clock fixed at START."""
+    return PostgresMemories(postgres_pool, clock=lambda: START)
+
+
+@pytest.fixture
+def pg_keywords(postgres_pool: Any) -> PostgresKeywords:
+    """Return keyword search over `postgres_pool`."""
+    return PostgresKeywords(postgres_pool)
