@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
 from custom_components.memory.engine.postgres import (
+    PostgresCuration,
     PostgresKeywords,
     PostgresMemories,
+    PostgresReads,
     migrate,
 )
-from tests.engine.conftest import START
+from tests.engine.conftest import START, FakeClock, StoreFactory
+from tests.engine.postgres.parity import Both
 
 
 @pytest.fixture
@@ -38,3 +42,22 @@ def pg_memories(postgres_pool: Any) -> PostgresMemories:
 def pg_keywords(postgres_pool: Any) -> PostgresKeywords:
     """Return keyword search over `postgres_pool`."""
     return PostgresKeywords(postgres_pool)
+
+
+@pytest.fixture
+async def both(
+    store_factory: StoreFactory,
+    db_path: Path,
+    postgres_pool: Any,
+    clock: FakeClock,
+) -> Both:
+    """Return a SQLite store and the PostgreSQL parts on one fake clock."""
+    store = await store_factory()
+    return Both(
+        store,
+        db_path,
+        postgres_pool,
+        PostgresMemories(postgres_pool, clock=clock),
+        PostgresCuration(postgres_pool, clock=clock),
+        PostgresReads(postgres_pool),
+    )

@@ -3,12 +3,18 @@
 `server` (can the engine use this server: connection, version, pgvector;
 `redact_url` hides a URL's password), `schema` (the tables, versioned and
 migrated under an advisory lock), `memories` (add with the SQLite store's
-de-duplication, read, forget), `keywords` (search with FTS5's bm25).
-Nothing outside this room uses it yet.
+de-duplication, read, forget), `keywords` (search with FTS5's bm25),
+`curation` (supersede, reword, details, restore, expire, recall), `reads`
+(history, twins, topics, counts), `notify` (each write's `pg_notify`, the
+`ChangeFeed` other instances listen with). Nothing outside this room uses
+it yet.
 """
 
+from .curation import PostgresCuration
 from .keywords import KeywordHit, PostgresKeywords
 from .memories import PostgresMemories
+from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
+from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .server import (
     MIN_SERVER_VERSION,
@@ -21,11 +27,18 @@ from .server import (
 )
 
 __all__ = [
+    "CHANNEL",
     "MIN_SERVER_VERSION",
     "SCHEMA_VERSION",
+    "Change",
+    "ChangeFeed",
+    "ChangeKind",
+    "ChangeListener",
     "KeywordHit",
+    "PostgresCuration",
     "PostgresKeywords",
     "PostgresMemories",
+    "PostgresReads",
     "ServerCheck",
     "ServerFacts",
     "ServerProblem",

@@ -39,6 +39,7 @@ from ..store import (
     row_to_item,
     validate_memory,
 )
+from .notify import ChangeKind, notify
 from .schema import COMPACT_AFTER, COMPACT_TOTALS
 
 _LOGGER = logging.getLogger(__name__)
@@ -98,11 +99,16 @@ class PostgresMemories:
         *,
         language: str = DEFAULT_LANGUAGE,
         clock: Any = time.time,
+        instance: str | None = None,
     ) -> None:
-        """Hold the pool, the default language of memories and the clock."""
+        """Hold the pool, the default language, the clock and the instance's name.
+
+        `instance` names this writer in its change notices (`notify`).
+        """
         self._pool = pool
         self.language = language
         self._clock = clock
+        self.instance = instance
 
     def prepare(self, memories: Sequence[NewMemory]) -> list[Prepared]:
         """Validate memories (every one before any write) and set their language."""
@@ -167,19 +173,27 @@ class PostgresMemories:
             if len(set(pairs)) < len(pairs):
                 # Row by row, so the first copy of a repeated text is kept.
                 written = [
-                    (await self._insert_rows(connection, [pair], [row], [tags], now))[0]
+                    (await self.insert_rows(connection, [pair], [row], [tags], now))[0]
                     for pair, row, (_memory, _content, tags) in zip(
                         pairs, rows, prepared, strict=True
                     )
                 ]
             else:
                 tags = [tags for _memory, _content, tags in prepared]
-                written = await self._insert_rows(connection, pairs, rows, tags, now)
-            await _compact(connection)
+                written = await self.insert_rows(connection, pairs, rows, tags, now)
+            if added := [item for item, created in written if created]:
+                await notify(
+                    connection,
+                    ChangeKind.ADDED,
+                    instance=self.instance,
+                    scopes={item.scope for item in added},
+                    ids=[item.id for item in added],
+                )
+            await compact(connection)
         return written
 
     @staticmethod
-    async def _insert_rows(
+    async def insert_rows(
         connection: Any,
         pairs: Sequence[tuple[str, str]],
         rows: Sequence[tuple[Any, ...]],
@@ -261,9 +275,9 @@ class PostgresMemories:
         moment = self._clock() if now is None else now
         async with self._pool.acquire() as connection, connection.transaction():
             found = {
-                int(record["id"])
+                int(record["id"]): str(record["scope"])
                 for record in await connection.fetch(
-                    "SELECT id FROM memories WHERE id = ANY($1::int8[])",
+                    "SELECT id, scope FROM memories WHERE id = ANY($1::int8[])",
                     storable_ids(unique),
                 )
             }
@@ -284,11 +298,19 @@ class PostgresMemories:
                     moment,
                     unique,
                 )
-            await _compact(connection)
+            await notify(
+                connection,
+                ChangeKind.PURGED if purge else ChangeKind.ARCHIVED,
+                instance=self.instance,
+                scopes=set(found.values()),
+                ids=unique,
+                erased=purge,
+            )
+            await compact(connection)
         return unique
 
 
-async def _compact(connection: Any) -> None:
+async def compact(connection: Any) -> None:
     """Fold the keyword totals' deltas once there are more than COMPACT_AFTER."""
     deltas = await connection.fetchval(
         "SELECT count(*) FROM (SELECT 1 FROM memory_term_totals LIMIT $1) AS d",

@@ -9,6 +9,7 @@ memories table: `rows` (validation, mapping, inserts), `memories`,
 """
 
 from .browse import (
+    MAX_CHAIN,
     BrowsePage,
     BrowseQuery,
     Keyset,
@@ -46,6 +47,7 @@ __all__ = [
     "DATABASE_SUFFIXES",
     "INSERT_COLUMNS",
     "ITEM_COLUMNS",
+    "MAX_CHAIN",
     "SCHEMA_VERSION",
     "BackendChoice",
     "BrowsePage",
