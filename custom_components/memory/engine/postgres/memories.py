@@ -15,7 +15,9 @@ instances adding the same fact at once: the unique index makes the second
 INSERT wait for the first transaction, then do nothing, and its next
 statement (a new snapshot under READ COMMITTED) reads the first one's row,
 so both get the same item and one row is stored. A deadlock between two
-batches that cross (PostgreSQL aborts one) is retried.
+batches that cross (PostgreSQL aborts one) is retried. An add that creates
+rows, and every forget, sends its change notice (`notify`) in its
+transaction.
 """
 
 from __future__ import annotations

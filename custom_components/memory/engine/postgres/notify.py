@@ -165,6 +165,11 @@ class ChangeFeed:
         """Say whether the feed is listening now."""
         return self._connection is not None and not self._connection.is_closed()
 
+    @property
+    def server_pid(self) -> int | None:
+        """Return the server process of the listening connection (None: none)."""
+        return self._connection.get_server_pid() if self.connected else None
+
     def add_listener(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener` with every change heard; returns a remover."""
         self._listeners.append(listener)
