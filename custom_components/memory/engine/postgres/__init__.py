@@ -6,7 +6,8 @@ migrated under an advisory lock), `memories` (add with the SQLite store's
 de-duplication, read, forget), `keywords` (search with FTS5's bm25),
 `curation` (supersede, reword, details, restore, expire, recall), `reads`
 (history, twins, topics, counts), `notify` (each write's `pg_notify`, the
-`ChangeFeed` other instances listen with). Nothing outside this room uses
+`ChangeFeed` other instances listen with), `vectors` (pgvector: exact
+below a size, HNSW above). Nothing outside this room uses
 it yet.
 """
 
@@ -25,6 +26,7 @@ from .server import (
     classify,
     redact_url,
 )
+from .vectors import PgVectorIndex, create_vector_table, register_vector
 
 __all__ = [
     "CHANNEL",
@@ -35,6 +37,7 @@ __all__ = [
     "ChangeKind",
     "ChangeListener",
     "KeywordHit",
+    "PgVectorIndex",
     "PostgresCuration",
     "PostgresKeywords",
     "PostgresMemories",
@@ -44,7 +47,9 @@ __all__ = [
     "ServerProblem",
     "check_server",
     "classify",
+    "create_vector_table",
     "migrate",
     "redact_url",
+    "register_vector",
     "schema_version",
 ]

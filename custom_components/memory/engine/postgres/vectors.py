@@ -1,0 +1,355 @@
+"""One model's unit vectors in PostgreSQL with pgvector: exact below a size, HNSW above.
+
+`PgVectorIndex` keeps the vectors of one embedding model in the table
+`memory_vectors (model, memory_id, embedding vector(DIM))`, keyed by
+`(model, memory_id)`. Its `memory_id` will reference `memories(id)` (on
+delete cascade) once the memories schema of the postgres room joins it;
+until then nothing ties the two, and `remove` is the only way out.
+
+`knn` orders by pgvector's cosine distance `<=>` and returns
+`1 - distance`, best first, like `NumpyIndex`. Below `HNSW_THRESHOLD` rows
+of the model PostgreSQL scans them all (exact: the top-k of every row);
+when `add` takes the model to the threshold it builds an HNSW index
+(`vector_cosine_ops`, `HNSW_M`, `HNSW_EF_CONSTRUCTION`), partial on the
+model, and each query then sets `hnsw.ef_search` for its own transaction.
+The numbers behind each constant are in docs/benchmarks/engine.md
+("PostgreSQL: pgvector, exact and HNSW (#26)", `bench/pg_vectors.py`).
+
+Filtering (scopes, active memories) is left to the caller, as with the
+SQLite indexes: `search.semantic_pool` re-scores the candidates with its
+filters and scans a selective filter's subset exactly. A filter inside
+the query would need the memories table (and then pgvector 0.8's
+`hnsw.iterative_scan`, so that a filtered HNSW scan still finds k rows).
+
+Vectors travel in pgvector's binary form (`register_vector`, a codec on
+each connection of the pool): a 16-bit dimension, 16 unused bits, then
+big-endian float32s, made by one numpy cast. The text form
+(`[0.1,0.2,...]`) costs Python a float repr and the server a float parse
+for each of 384 components, and is several times slower to load
+(measured in the benchmark). The `pgvector` package would add a
+dependency for the same few lines.
+
+asyncpg is imported only in this room; this module needs nothing of it but
+its exceptions, imported where they are caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import hashlib
+import struct
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InvalidVectorError, VectorDimensionError
+from ..models import Vector
+
+BACKEND_PGVECTOR: Final = "pgvector"
+TABLE: Final = "memory_vectors"
+# At and above this many rows of a model, `add` builds the HNSW index.
+# Below it the exact scan answers k=200 within a few milliseconds and is
+# exact; above it its time grows with the rows (bench/pg_vectors.py).
+HNSW_THRESHOLD: Final = 20_000
+# pgvector's defaults: 16 neighbours a node (32 on the bottom layer) and a
+# candidate list of 64 while building. On 384-dimension sentence vectors
+# they reach recall@10 >= 0.99 with a modest ef_search; a larger graph
+# costs build time and index size without a gain the engine would see
+# after its exact re-scoring.
+HNSW_M: Final = 16
+HNSW_EF_CONSTRUCTION: Final = 64
+# The candidate list of a search, at least k: pgvector's HNSW scan returns
+# at most ef_search rows (without an iterative scan).
+HNSW_EF_SEARCH: Final = 100
+EF_SEARCH_MAX: Final = 1000
+# Building the graph in memory is several times faster than spilling to
+# disk: 100k vectors of 384 dimensions need ~200 MB.
+BUILD_MEMORY: Final = "512MB"
+# Rows an `add` sends per executemany batch.
+_BATCH: Final = 1000
+_HEADER: Final = struct.Struct(">HH")
+_MAX_DIM: Final = 16_000  # pgvector's limit for a vector column
+
+
+def encode_vector(vector: Any) -> bytes:
+    """Return pgvector's binary form of a vector: dimension, 0, float32s."""
+    values = np.asarray(vector, dtype=">f4").reshape(-1)
+    return _HEADER.pack(len(values), 0) + values.tobytes()
+
+
+def decode_vector(data: bytes) -> Vector:
+    """Return the float32 array that pgvector's binary form holds."""
+    dim, _unused = _HEADER.unpack_from(data)
+    decoded: Vector = np.frombuffer(
+        data, dtype=">f4", count=dim, offset=_HEADER.size
+    ).astype(np.float32)
+    return decoded
+
+
+async def register_vector(connection: Any) -> None:
+    """Teach an asyncpg connection pgvector's binary form (a pool's `init`)."""
+    await connection.set_type_codec(
+        "vector",
+        schema="public",
+        encoder=encode_vector,
+        decoder=decode_vector,
+        format="binary",
+    )
+
+
+def _literal(text: str) -> str:
+    """`text` as an SQL string literal (standard_conforming_strings is on)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def index_name(model: str) -> str:
+    """Name the HNSW index of `model` by its hash: any model name fits."""
+    digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:16]
+    return f"{TABLE}_hnsw_{digest}"
+
+
+async def create_vector_table(connection: Any, dim: int) -> None:
+    """Create `memory_vectors` for vectors of `dim` dimensions, if missing.
+
+    An existing table of another dimension raises `VectorDimensionError`:
+    one table holds one dimension (an HNSW index needs a fixed one).
+    """
+    if not 0 < dim <= _MAX_DIM:
+        raise VectorDimensionError(
+            f"pgvector holds 1 to {_MAX_DIM} dimensions, not {dim}",
+            expected=str(_MAX_DIM),
+            actual=str(dim),
+        )
+    await connection.execute(
+        f"CREATE TABLE IF NOT EXISTS {TABLE} ("
+        " model text NOT NULL,"
+        " memory_id bigint NOT NULL,"
+        f" embedding vector({dim}) NOT NULL,"
+        " PRIMARY KEY (model, memory_id))"
+    )
+    stored = await table_dim(connection)
+    if stored != dim:
+        raise VectorDimensionError(
+            f"{TABLE} holds vectors of {stored} dimensions, not {dim}",
+            expected=str(stored),
+            actual=str(dim),
+        )
+
+
+async def table_dim(connection: Any) -> int | None:
+    """Return the dimension of `memory_vectors.embedding`, None without the table."""
+    value = await connection.fetchval(
+        "SELECT atttypmod FROM pg_attribute"
+        " WHERE attrelid = to_regclass($1) AND attname = 'embedding'",
+        TABLE,
+    )
+    return None if value is None else int(value)
+
+
+class PgVectorIndex:
+    """One model's vectors in `memory_vectors`, over an asyncpg pool.
+
+    The pool's connections must know the binary form (`register_vector` as
+    the pool's `init`). Call `create` once before use. `threshold` and
+    `ef_search` default to the benchmark's choice; tests lower the
+    threshold to cross it with a few thousand rows.
+    """
+
+    def __init__(
+        self,
+        pool: Any,
+        model: str,
+        dim: int,
+        *,
+        threshold: int = HNSW_THRESHOLD,
+        ef_search: int = HNSW_EF_SEARCH,
+    ) -> None:
+        """Bind to a pool and a model; nothing is read or written yet."""
+        self._pool = pool
+        self._model = model
+        self._dim = dim
+        self._threshold = threshold
+        self._ef_search = ef_search
+        self._index = index_name(model)
+        self._indexed: bool | None = None
+        # The model as a literal, not a parameter: a generic plan of a
+        # prepared statement could not prove the partial index's predicate.
+        self._where = f"model = {_literal(model)}"
+
+    @property
+    def backend(self) -> str:
+        """Name shown in diagnostics."""
+        return BACKEND_PGVECTOR
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the vectors it holds."""
+        return self._dim
+
+    @property
+    def model(self) -> str:
+        """The embedding model whose vectors this index holds."""
+        return self._model
+
+    async def create(self) -> None:
+        """Create the table if missing, and the HNSW index if the rows call for it."""
+        async with self._pool.acquire() as connection:
+            await create_vector_table(connection, self._dim)
+        await self._maybe_build()
+
+    async def has_hnsw(self) -> bool:
+        """Say whether the model's HNSW index exists."""
+        async with self._pool.acquire() as connection:
+            found = await connection.fetchval(
+                "SELECT 1 FROM pg_indexes WHERE tablename = $1 AND indexname = $2",
+                TABLE,
+                self._index,
+            )
+        self._indexed = found is not None
+        return self._indexed
+
+    def _check(self, matrix: npt.NDArray[Any], rows: int) -> None:
+        """Raise an engine error for a matrix of the wrong shape or values."""
+        if matrix.ndim != 2 or matrix.shape[0] != rows:
+            raise InvalidVectorError(
+                f"expected {rows} vectors, got an array of shape {matrix.shape}"
+            )
+        if matrix.shape[1] != self._dim:
+            raise VectorDimensionError(
+                f"model {self._model!r} has vectors of {self._dim} dimensions,"
+                f" not {matrix.shape[1]}",
+                expected=str(self._dim),
+                actual=str(matrix.shape[1]),
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise InvalidVectorError("vector has non-finite values")
+
+    async def add(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
+        """Insert or replace unit vectors; build the HNSW index at the threshold."""
+        if not len(ids):
+            return
+        matrix = np.asarray(vectors, dtype=np.float32)
+        self._check(matrix, len(ids))
+        # One cast for the whole batch: the codec then copies each row's bytes.
+        big = matrix.astype(">f4")
+        rows = [(self._model, int(item_id), big[n]) for n, item_id in enumerate(ids)]
+        await self._insert(rows)
+        if not self._indexed:
+            await self._maybe_build()
+
+    async def _insert(self, rows: list[tuple[str, int, npt.NDArray[Any]]]) -> None:
+        """Upsert the rows in one transaction, `_BATCH` at a time."""
+        import asyncpg  # noqa: PLC0415
+
+        sql = (
+            f"INSERT INTO {TABLE} (model, memory_id, embedding)"  # noqa: S608
+            " VALUES ($1, $2, $3)"
+            " ON CONFLICT (model, memory_id)"
+            " DO UPDATE SET embedding = EXCLUDED.embedding"
+        )
+        try:
+            async with self._pool.acquire() as connection, connection.transaction():
+                for first in range(0, len(rows), _BATCH):
+                    await connection.executemany(sql, rows[first : first + _BATCH])
+        except asyncpg.DataError as err:
+            # The column's dimension is the table's, not this index's.
+            raise VectorDimensionError(
+                f"{TABLE} refused the vectors: {err}",
+                expected=str(self._dim),
+                actual=str(self._dim),
+            ) from err
+
+    async def _maybe_build(self) -> None:
+        """Build the model's HNSW index once its rows reach the threshold."""
+        if await self.has_hnsw() or await self.count() < self._threshold:
+            return
+        await self.build_hnsw()
+
+    async def build_hnsw(self) -> None:
+        """Build the model's HNSW index now (if missing), whatever its size."""
+        async with self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(
+                f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"
+            )
+            await connection.execute(
+                f"CREATE INDEX IF NOT EXISTS {self._index} ON {TABLE}"
+                f" USING hnsw (embedding vector_cosine_ops)"
+                f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+                f" WHERE {self._where}"
+            )
+        self._indexed = True
+
+    async def drop_hnsw(self) -> None:
+        """Drop the model's HNSW index: queries scan exactly until it is rebuilt."""
+        async with self._pool.acquire() as connection:
+            await connection.execute(f"DROP INDEX IF EXISTS {self._index}")
+        self._indexed = False
+
+    async def remove(self, ids: Sequence[int]) -> None:
+        """Drop ids; unknown ids are ignored."""
+        if not len(ids):
+            return
+        async with self._pool.acquire() as connection:
+            await connection.execute(
+                f"DELETE FROM {TABLE} WHERE {self._where}"  # noqa: S608
+                " AND memory_id = ANY($1::bigint[])",
+                [int(item_id) for item_id in ids],
+            )
+
+    async def knn(
+        self, query: Vector, k: int, *, exact: bool = False
+    ) -> list[tuple[int, float]]:
+        """Top-k ids by cosine, best first: HNSW when built, else exact.
+
+        `exact` scans every row even when the HNSW index exists (the
+        benchmark's and the tests' reference). The search's ef_search is
+        `max(ef_search, k)` up to pgvector's 1000; a larger k turns on the
+        iterative scan (strict order), so that k rows still come back.
+        """
+        if k <= 0:
+            return []
+        vector = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        self._check(vector, 1)
+        ef = min(max(self._ef_search, k), EF_SEARCH_MAX)
+        sql = (
+            f"SELECT memory_id, 1 - (embedding <=> $1) AS cosine FROM {TABLE}"  # noqa: S608
+            f" WHERE {self._where} ORDER BY embedding <=> $1 LIMIT $2"
+        )
+        async with self._pool.acquire() as connection, connection.transaction():
+            if exact:
+                await connection.execute("SET LOCAL enable_indexscan = off")
+            else:
+                await connection.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                if k > ef:
+                    await connection.execute(
+                        "SET LOCAL hnsw.iterative_scan = strict_order"
+                    )
+            rows = await connection.fetch(sql, vector[0], k)
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+    async def count(self) -> int:
+        """How many vectors of the model the table holds."""
+        async with self._pool.acquire() as connection:
+            value = await connection.fetchval(
+                f"SELECT count(*) FROM {TABLE} WHERE {self._where}"  # noqa: S608
+            )
+        return int(value)
+
+    async def index_bytes(self) -> int:
+        """Return the HNSW index's size on disk (`pg_relation_size`), 0 without one."""
+        async with self._pool.acquire() as connection:
+            value = await connection.fetchval(
+                "SELECT pg_relation_size(to_regclass($1))", self._index
+            )
+        return int(value or 0)
+
+    async def clear(self) -> None:
+        """Remove the model's vectors and its HNSW index (before a rebuild)."""
+        async with self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(f"DROP INDEX IF EXISTS {self._index}")
+            await connection.execute(f"DELETE FROM {TABLE} WHERE {self._where}")  # noqa: S608
+        self._indexed = False
+
+    async def close(self) -> None:
+        """Nothing held: the pool is the caller's."""
