@@ -26,6 +26,7 @@ from custom_components.memory.engine.postgres import (
     register_vector,
 )
 from custom_components.memory.engine.postgres.vectors import TABLE, index_name
+from custom_components.memory.engine.vectors import VectorIndex
 from tests.postgres_server import START_TIMEOUT
 
 pytestmark = [
@@ -154,7 +155,9 @@ async def test_hnsw_above_the_threshold_keeps_recall(pool: asyncpg.Pool) -> None
 async def test_upsert_replaces_and_remove_removes(pool: asyncpg.Pool) -> None:
     """A second add of an id replaces its vector; remove drops only given ids."""
     vectors = clustered(20, seed=5)
-    index = await make_index(pool)
+    made = await make_index(pool)
+    index: VectorIndex = made  # what the store needs of an index
+    assert (index.backend, index.dim) == ("pgvector", DIM)
     await index.add(list(range(20)), vectors)
     await index.add([7], vectors[3:4])
     assert await index.count() == 20
@@ -169,6 +172,8 @@ async def test_upsert_replaces_and_remove_removes(pool: asyncpg.Pool) -> None:
     await index.remove([])
     await index.add([], np.zeros((0, DIM), dtype=np.float32))
     assert await index.count() == 18
+    await index.close()  # the pool is the caller's: still usable
+    assert await made.count() == 18
 
 
 async def test_models_are_apart(pool: asyncpg.Pool) -> None:

@@ -266,8 +266,13 @@ class PgVectorIndex:
             return
         await self.build_hnsw()
 
-    async def build_hnsw(self) -> None:
-        """Build the model's HNSW index now (if missing), whatever its size."""
+    async def build_hnsw(
+        self, *, m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION
+    ) -> None:
+        """Build the model's HNSW index now (if missing), whatever its size.
+
+        `m` and `ef_construction` are for the benchmark's comparisons.
+        """
         async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(
                 f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"
@@ -275,7 +280,7 @@ class PgVectorIndex:
             await connection.execute(
                 f"CREATE INDEX IF NOT EXISTS {self._index} ON {TABLE}"
                 f" USING hnsw (embedding vector_cosine_ops)"
-                f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+                f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
                 f" WHERE {self._where}"
             )
         self._indexed = True
