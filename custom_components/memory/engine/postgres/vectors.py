@@ -52,16 +52,20 @@ TABLE: Final = "memory_vectors"
 # Below it the exact scan answers k=200 within a few milliseconds and is
 # exact; above it its time grows with the rows (bench/pg_vectors.py).
 HNSW_THRESHOLD: Final = 20_000
-# pgvector's defaults: 16 neighbours a node (32 on the bottom layer) and a
-# candidate list of 64 while building. On 384-dimension sentence vectors
-# they reach recall@10 >= 0.99 with a modest ef_search; a larger graph
-# costs build time and index size without a gain the engine would see
-# after its exact re-scoring.
+# 16 neighbours a node (32 on the bottom layer), pgvector's default, and a
+# candidate list of 128 while building, twice the default: on
+# bench/engine.py's 100k vectors the default graph (64) reached recall@10
+# 0.975 at ef_search 200 and 0.990 only at 800; 128 reached 0.98-0.99 at
+# 200 and 0.99-1.00 at 400 (three builds: a parallel build is not
+# deterministic) for ~4 s more build (22 -> 26 s). 200 was a little
+# better again, for 70 % more build time; m = 24 gained nothing over 16.
 HNSW_M: Final = 16
-HNSW_EF_CONSTRUCTION: Final = 64
+HNSW_EF_CONSTRUCTION: Final = 128
 # The candidate list of a search, at least k: pgvector's HNSW scan returns
-# at most ef_search rows (without an iterative scan).
-HNSW_EF_SEARCH: Final = 100
+# at most ef_search rows (without an iterative scan). The engine asks for
+# k = 200; 800 keeps recall@10 >= 0.995 on every 100k build measured, where
+# 400 fell to 0.990, for about 1 ms more a query (docs/benchmarks/engine.md).
+HNSW_EF_SEARCH: Final = 800
 EF_SEARCH_MAX: Final = 1000
 # Building the graph in memory is several times faster than spilling to
 # disk: 100k vectors of 384 dimensions need ~200 MB.
@@ -302,6 +306,34 @@ class PgVectorIndex:
                 [int(item_id) for item_id in ids],
             )
 
+    def _settings(self, k: int, *, exact: bool) -> str:
+        """Return the `SET LOCAL` statements of a search for k rows, as one string."""
+        if exact:
+            return "SET LOCAL enable_indexscan = off"
+        ef = min(max(self._ef_search, k), EF_SEARCH_MAX)
+        settings = f"SET LOCAL hnsw.ef_search = {ef}"
+        if k > ef:
+            settings += "; SET LOCAL hnsw.iterative_scan = strict_order"
+        return settings
+
+    async def _search(
+        self, query: Vector, k: int, *, exact: bool, explain: bool
+    ) -> list[Any]:
+        """Run the search (or EXPLAIN it) in a transaction with its settings."""
+        vector = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        self._check(vector, 1)
+        sql = (
+            f"SELECT memory_id, 1 - (embedding <=> $1) AS cosine FROM {TABLE}"  # noqa: S608
+            f" WHERE {self._where} ORDER BY embedding <=> $1 LIMIT $2"
+        )
+        async with self._pool.acquire() as connection, connection.transaction():
+            # Both settings in one round trip (the simple query protocol).
+            await connection.execute(self._settings(k, exact=exact))
+            rows: list[Any] = await connection.fetch(
+                f"EXPLAIN {sql}" if explain else sql, vector[0], k
+            )
+        return rows
+
     async def knn(
         self, query: Vector, k: int, *, exact: bool = False
     ) -> list[tuple[int, float]]:
@@ -311,27 +343,18 @@ class PgVectorIndex:
         benchmark's and the tests' reference). The search's ef_search is
         `max(ef_search, k)` up to pgvector's 1000; a larger k turns on the
         iterative scan (strict order), so that k rows still come back.
+        pgvector 0.8's planner weighs ef_search against the rows: on a
+        table not much larger than ef_search it may scan exactly instead.
         """
         if k <= 0:
             return []
-        vector = np.asarray(query, dtype=np.float32).reshape(1, -1)
-        self._check(vector, 1)
-        ef = min(max(self._ef_search, k), EF_SEARCH_MAX)
-        sql = (
-            f"SELECT memory_id, 1 - (embedding <=> $1) AS cosine FROM {TABLE}"  # noqa: S608
-            f" WHERE {self._where} ORDER BY embedding <=> $1 LIMIT $2"
-        )
-        async with self._pool.acquire() as connection, connection.transaction():
-            if exact:
-                await connection.execute("SET LOCAL enable_indexscan = off")
-            else:
-                await connection.execute(f"SET LOCAL hnsw.ef_search = {ef}")
-                if k > ef:
-                    await connection.execute(
-                        "SET LOCAL hnsw.iterative_scan = strict_order"
-                    )
-            rows = await connection.fetch(sql, vector[0], k)
+        rows = await self._search(query, k, exact=exact, explain=False)
         return [(int(row[0]), float(row[1])) for row in rows]
+
+    async def plan(self, query: Vector, k: int, *, exact: bool = False) -> str:
+        """Return PostgreSQL's plan for `knn(query, k)`, with the same settings."""
+        rows = await self._search(query, max(k, 1), exact=exact, explain=True)
+        return "\n".join(str(row[0]) for row in rows)
 
     async def count(self) -> int:
         """How many vectors of the model the table holds."""
