@@ -25,7 +25,7 @@ Vectors travel in pgvector's binary form (`register_vector`, a codec on
 each connection of the pool): a 16-bit dimension, 16 unused bits, then
 big-endian float32s, made by one numpy cast. The text form
 (`[0.1,0.2,...]`) costs Python a float repr and the server a float parse
-for each of 384 components: 6,200-6,400 rows a second against
+for each of 384 components: 6,100-6,400 rows a second against
 82,000-83,000 in binary (10k vectors, bench/pg_vectors.py). The `pgvector`
 package would add a dependency for the same few lines.
 
@@ -51,13 +51,13 @@ TABLE: Final = "memory_vectors"
 # At and above this many rows of a model, `add` builds the HNSW index
 # (3.5-4.3 s at 20k, once). Below it the exact scan answers k=200 within
 # ~10 ms (p50 3-4 ms at 10k, 9.5 ms at 20k) and is exact; at 100k it
-# takes 57-78 ms against HNSW's 3-10 ms (bench/pg_vectors.py).
+# takes 55-80 ms against HNSW's 4-10 ms (bench/pg_vectors.py).
 HNSW_THRESHOLD: Final = 20_000
 # 16 neighbours a node (32 on the bottom layer), pgvector's default, and a
 # candidate list of 128 while building, twice the default: on
 # bench/engine.py's 100k vectors the default graph (64) reached recall@10
 # 0.975 at ef_search 200 and 0.990 only at 800; 128 reached 0.98-0.99 at
-# 200 and 0.99-1.00 at 400 (three builds: a parallel build is not
+# 200 and 0.99-1.00 at 400 (five builds: a parallel build is not
 # deterministic) for ~4 s more build (22 -> 26 s). 200 was a little
 # better again, for 70 % more build time; m = 24 gained nothing over 16.
 HNSW_M: Final = 16
