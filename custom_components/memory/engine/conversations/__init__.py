@@ -5,11 +5,20 @@ message records, their rows), `browse` (the panel's pages, digestion states,
 where a memory came from), `search` (messages found by the hybrid search).
 """
 
-from .browse import STATUSES, ConversationEntry, ConversationQuery
+from .browse import (
+    STATUS_SQL,
+    STATUSES,
+    TOOL_MEMORY_SQL,
+    ConversationEntry,
+    ConversationPage,
+    ConversationQuery,
+    row_to_entry,
+)
 from .log import ConversationLog
 from .records import (
     EMBEDDED_MAX_CHARS,
     EMBEDDED_MESSAGES_SQL,
+    MESSAGE_COLUMNS,
     ConversationInfo,
     ConversationRecord,
     MessageHit,
@@ -19,16 +28,23 @@ from .records import (
     StoredConversation,
     StoredMessage,
     conversation_fields,
+    cut,
     embedding_text,
+    row_to_conversation,
+    row_to_message,
 )
 
 __all__ = [
     "EMBEDDED_MAX_CHARS",
     "EMBEDDED_MESSAGES_SQL",
+    "MESSAGE_COLUMNS",
     "STATUSES",
+    "STATUS_SQL",
+    "TOOL_MEMORY_SQL",
     "ConversationEntry",
     "ConversationInfo",
     "ConversationLog",
+    "ConversationPage",
     "ConversationQuery",
     "ConversationRecord",
     "MessageHit",
@@ -38,5 +54,9 @@ __all__ = [
     "StoredConversation",
     "StoredMessage",
     "conversation_fields",
+    "cut",
     "embedding_text",
+    "row_to_conversation",
+    "row_to_entry",
+    "row_to_message",
 ]

@@ -44,7 +44,7 @@ STATUSES: Final[tuple[ConversationStatus, ...]] = (
 )
 
 # A row's state as a person reads it (rows aliased `c`); see the module doc.
-_STATUS_SQL: Final = (
+STATUS_SQL: Final = (
     "CASE WHEN c.digest_state = 'skipped' THEN 'skipped' "
     "WHEN c.digest_state = 'pending' AND c.digest_attempts > 0 THEN 'failed' "
     "WHEN c.digest_state = 'pending' OR EXISTS (SELECT 1 FROM "
@@ -53,7 +53,7 @@ _STATUS_SQL: Final = (
 )
 # A tool's memory belongs to the latest session of its conversation id that
 # had started when it was added (Home Assistant may reuse an id later).
-_TOOL_MEMORY_SQL: Final = (
+TOOL_MEMORY_SQL: Final = (
     "mem.conversation_id = c.conversation_id AND mem.message_id IS NULL "
     "AND mem.created_at >= c.started_at AND NOT EXISTS (SELECT 1 FROM "
     "conversations later WHERE later.conversation_id = c.conversation_id "
@@ -109,7 +109,8 @@ def _among(scopes: tuple[str, ...] | None, alias: str) -> tuple[str, list[str]]:
     return f"{alias}.scope IN ({placeholders(len(scopes))})", list(scopes)
 
 
-def _entry(row: sqlite3.Row) -> ConversationEntry:
+def row_to_entry(row: sqlite3.Row) -> ConversationEntry:
+    """Map a row of an entry's columns (a `sqlite3.Row` or alike, by name) onto it."""
     return ConversationEntry(
         **conversation_fields(row),
         status=row["status"],
@@ -137,7 +138,7 @@ def _select(scopes: tuple[str, ...] | None) -> tuple[str, list[str]]:
     columns = (
         f"c.id, c.conversation_id, {scope} AS scope, c.agent_id, c.user_id, "  # noqa: S608
         "c.device_id, c.started_at, c.updated_at, c.ended_at, "
-        f"{_STATUS_SQL} AS status, c.digest_error, c.digest_attempts, "
+        f"{STATUS_SQL} AS status, c.digest_error, c.digest_attempts, "
         "c.digest_next_at, c.digested_at, "
         "(SELECT count(*) FROM conversation_messages m WHERE "
         f"m.conversation = c.id AND {among}) AS messages, "
@@ -159,7 +160,7 @@ def _filters(query: ConversationQuery) -> tuple[list[str], list[Any]]:
         )
         params.extend(values)
     if query.statuses:
-        clauses.append(f"({_STATUS_SQL}) IN ({placeholders(len(query.statuses))})")
+        clauses.append(f"({STATUS_SQL}) IN ({placeholders(len(query.statuses))})")
         params.extend(query.statuses)
     if query.since is not None:
         clauses.append("c.started_at >= ?")
@@ -193,7 +194,7 @@ async def list_conversations(
         limit=query.limit,
         cursor=query.cursor,
     )
-    return ConversationPage([_entry(row) for row in rows], total, cursor)
+    return ConversationPage([row_to_entry(row) for row in rows], total, cursor)
 
 
 async def count_conversations(
@@ -220,7 +221,7 @@ async def get_conversation(
             [*column_values, row_id, *values],
         )
     )
-    return _entry(rows[0]) if rows else None
+    return row_to_entry(rows[0]) if rows else None
 
 
 async def produced(
@@ -244,7 +245,7 @@ async def produced(
     for row in await rows_in(
         conn,
         "SELECT c.id, mem.id FROM conversations c JOIN memories mem ON "  # noqa: S608
-        f"{_TOOL_MEMORY_SQL} WHERE c.id IN ({IDS}) AND {among}",
+        f"{TOOL_MEMORY_SQL} WHERE c.id IN ({IDS}) AND {among}",
         unique,
         after=values,
     ):

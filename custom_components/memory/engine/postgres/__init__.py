@@ -5,15 +5,20 @@
 migrated under an advisory lock), `memories` (add with the SQLite store's
 de-duplication, read, forget), `keywords` (search with FTS5's bm25),
 `curation` (supersede, reword, details, restore, expire, recall), `reads`
-(history, twins, topics, counts), `notify` (each write's `pg_notify`, the
-`ChangeFeed` other instances listen with), `vectors` (pgvector: exact
-below a size, HNSW above). Nothing outside this room uses
-it yet.
+(history, twins, topics, counts), `conversations` (the conversation log:
+save, end, erase; `conversation_reads` its lists and pages,
+`message_search` its keyword search with FTS5's bm25), `notify` (each
+write's `pg_notify`, the `ChangeFeed` other instances listen with),
+`vectors` (pgvector: exact below a size, HNSW above). Nothing outside this
+room uses it yet.
 """
 
+from .conversation_reads import PostgresConversationReads
+from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
 from .keywords import KeywordHit, PostgresKeywords
 from .memories import PostgresMemories
+from .message_search import PostgresMessageSearch, data_tokens
 from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
 from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
@@ -38,9 +43,12 @@ __all__ = [
     "ChangeListener",
     "KeywordHit",
     "PgVectorIndex",
+    "PostgresConversationLog",
+    "PostgresConversationReads",
     "PostgresCuration",
     "PostgresKeywords",
     "PostgresMemories",
+    "PostgresMessageSearch",
     "PostgresReads",
     "ServerCheck",
     "ServerFacts",
@@ -48,6 +56,7 @@ __all__ = [
     "check_server",
     "classify",
     "create_vector_table",
+    "data_tokens",
     "migrate",
     "redact_url",
     "register_vector",

@@ -3,8 +3,8 @@
 Several Home Assistants may share one database; each one's panel and
 sensors must follow what the others write, as `store.Database.changed()`
 tells the listeners of one SQLite file. Every committing write of this room
-(`PostgresMemories`, `PostgresCuration`) calls `notify` inside its own
-transaction, so PostgreSQL delivers the notice on commit and drops it on a
+(`PostgresMemories`, `PostgresCuration`, `PostgresConversationLog`) calls
+`notify` inside its own transaction, so PostgreSQL delivers the notice on commit and drops it on a
 rollback. The payload on channel `CHANNEL` is a small JSON object: the
 kind of change, the writing instance, the affected scopes and ids and
 whether text was erased for good (a purge, a memory moved to another
@@ -52,6 +52,12 @@ class ChangeKind(StrEnum):
     UPDATED = "updated"
     RESTORED = "restored"
     EXPIRED = "expired"
+    # The conversation log's (`PostgresConversationLog`): messages appended
+    # and conversations ended carry conversation row ids; purged messages
+    # their own ids (and `erased`).
+    MESSAGES_ADDED = "messages_added"
+    CONVERSATIONS_ENDED = "conversations_ended"
+    MESSAGES_PURGED = "messages_purged"
     RESYNC = "resync"
 
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from .schema_conversations import CONVERSATIONS_STEP
+
 _LOGGER = logging.getLogger(__name__)
 
 # pg_advisory_xact_lock's key for schema changes: any constant the other
@@ -220,6 +222,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             FOR EACH STATEMENT EXECUTE FUNCTION memories_totals()
         """,
     ),
+    # 1 -> 2: the conversation log, its messages and their keyword postings
+    # (`schema_conversations`).
+    CONVERSATIONS_STEP,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -15,6 +15,8 @@ from .browse import (
     Keyset,
     browse,
     count_rows,
+    decode_cursor,
+    encode_cursor,
     history,
     keyset_page,
 )
@@ -65,6 +67,8 @@ __all__ = [
     "active_by_topic",
     "browse",
     "count_rows",
+    "decode_cursor",
+    "encode_cursor",
     "find_active",
     "history",
     "insert_row",

@@ -1,0 +1,242 @@
+"""Message keyword search on PostgreSQL, with the bm25 of `conversation_messages_fts`.
+
+The SQLite log ranks a MATCH of analysed terms (compound heads as prefixes,
+`"term"*`) with `bm25(conversation_messages_fts, 1.0, 0.3)`: two columns,
+`terms` (the analysed content) and `data` (tool calls and results).
+`PostgresMessageSearch.keywords` takes the same terms and prefixes and
+returns the same hits `(id, bm25, coverage)` as `keywords.PostgresKeywords`
+does for memories, from the `message_terms` postings (`schema_conversations`).
+
+FTS5's bm25 with column weights (`fts5_aux.c`): a term's frequency in a row
+is the sum of its instances' column weights (tf · 1.0 + tf_data · 0.3), the
+row's length dl its tokens in every column, unweighted, avgdl the token
+total over N, and n (for idf) the rows holding the term in either column.
+A query term is looked for in both columns, as a MATCH without a column
+filter is. Only then are rows filtered (scopes, since), as the MATCH scores
+against its whole index before the join filters.
+
+`recent` is the search of a query with no words (empty or `*`): the newest
+messages passing the filters, each scored 1.0, as `MessageCorpus.recent`.
+`data_tokens` reads a message's `data` as `unicode61 remove_diacritics 2`
+does (SQLite's own tokenizer, in memory), for the `data_terms` column the
+postings are made from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+import functools
+import re
+import sqlite3
+import threading
+from typing import Any, Final
+
+from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_message
+from ..models import to_timestamp
+from ..search import idf
+from ..store import validate_limit
+from .keywords import BM25_B, BM25_K1, MIN_IDF, KeywordHit
+
+# FTS5 column weights of `conversation_messages_fts`: terms, data (as
+# `conversations.search.BM25_WEIGHTS`).
+TERMS_WEIGHT: Final = 1.0
+DATA_WEIGHT: Final = 0.3
+_ASCII_SEPARATORS: Final = re.compile(r"[^a-z0-9]+")
+
+_QUERY_POSTINGS: Final = """
+WITH query AS (
+    SELECT q.term, q.prefix, q.ord::int AS ord
+    FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+),
+postings AS (
+    SELECT query.ord, p.message_id, p.tf, p.tf_data
+    FROM query CROSS JOIN LATERAL (
+        SELECT t.message_id, t.tf, t.tf_data FROM message_terms t
+        WHERE NOT query.prefix AND t.term = query.term
+        UNION ALL
+        SELECT t.message_id, t.tf, t.tf_data FROM message_terms t
+        WHERE query.prefix AND t.term >= query.term
+            AND t.term < query.term || U&'\\+10FFFF'
+            AND starts_with(t.term, query.term)
+    ) AS p
+),
+freq AS (
+    SELECT ord, message_id,
+        sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8 AS tf
+    FROM postings GROUP BY ord, message_id
+),
+docs AS (
+    SELECT ord, count(*) AS n FROM freq GROUP BY ord
+),
+totals AS (
+    SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
+        coalesce(sum(tokens), 0)::float8 AS n_tokens
+    FROM message_term_totals
+),
+weights AS (
+    SELECT docs.ord, docs.n,
+        CASE WHEN raw.idf <= 0 THEN $5::float8 ELSE raw.idf END AS idf
+    FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
+        SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
+            / (docs.n::float8 + 0.5::float8)) AS idf
+    ) AS raw
+)
+"""
+_SEARCH: Final = (
+    _QUERY_POSTINGS
+    + """
+SELECT freq.message_id AS id,
+    -sum(
+        weights.idf * (
+            (freq.tf * ($6::float8 + 1.0::float8))
+            / (freq.tf + $6::float8 * (
+                (1.0::float8 - $7::float8)
+                + $7::float8 * m.term_count::float8
+                    / (totals.n_tokens / totals.n_rows)
+            ))
+        )
+        ORDER BY freq.ord
+    ) AS bm25,
+    array_agg(freq.ord ORDER BY freq.ord) AS held
+FROM freq
+JOIN weights ON weights.ord = freq.ord
+JOIN conversation_messages m ON m.id = freq.message_id
+CROSS JOIN totals
+WHERE ($8::text[] IS NULL OR m.scope = ANY($8::text[]))
+    AND ($9::float8 IS NULL OR m.created_at >= $9::float8)
+GROUP BY freq.message_id
+ORDER BY bm25, freq.message_id
+LIMIT $10
+"""
+)
+_COUNTS: Final = """
+SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM message_term_totals),
+    array(
+        SELECT (SELECT count(DISTINCT t.message_id) FROM message_terms t
+            WHERE CASE WHEN q.prefix
+                THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, q.term)
+                ELSE t.term = q.term END)
+        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+        ORDER BY q.ord
+    )
+"""
+_RECENT: Final = (
+    f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
+    "JOIN conversations c ON c.id = m.conversation "
+    "WHERE ($1::text[] IS NULL OR m.scope = ANY($1::text[])) "
+    "AND ($2::float8 IS NULL OR m.created_at >= $2::float8) "
+    "ORDER BY m.created_at DESC, m.id DESC LIMIT $3"
+)
+
+
+def data_tokens(data: str) -> str:
+    """Return a message's `data` as unicode61 (remove_diacritics 2) tokenizes it.
+
+    The tokens FTS5 indexes, space separated, as the `data_terms` column
+    holds them. ASCII is read here (letters and digits lower-cased, anything
+    else a separator); any other text by SQLite's own tokenizer, in a
+    private in-memory FTS5 table: its folding of every script (which marks
+    it drops, which it splits on) has no short rule to copy.
+    """
+    if data.isascii():
+        return " ".join(_ASCII_SEPARATORS.sub(" ", data.lower()).split())
+    with _TOKENIZER_LOCK:
+        tokenizer = _tokenizer()
+        tokenizer.execute("INSERT INTO data (rowid, text) VALUES (1, ?)", (data,))
+        try:
+            rows = tokenizer.execute(
+                "SELECT term FROM data_tokens ORDER BY offset"
+            ).fetchall()
+        finally:
+            tokenizer.execute("DELETE FROM data WHERE rowid = 1")
+    return " ".join(str(row[0]) for row in rows)
+
+
+_TOKENIZER_LOCK: Final = threading.Lock()
+
+
+@functools.cache
+def _tokenizer() -> sqlite3.Connection:
+    """Return the in-memory FTS5 table `data_tokens` reads tokens from."""
+    connection = sqlite3.connect(":memory:", check_same_thread=False)
+    connection.execute(
+        "CREATE VIRTUAL TABLE data USING fts5(text, "
+        "tokenize = 'unicode61 remove_diacritics 2')"
+    )
+    connection.execute(
+        "CREATE VIRTUAL TABLE data_tokens USING fts5vocab(data, 'instance')"
+    )
+    return connection
+
+
+class PostgresMessageSearch:
+    """Keyword search over the `message_terms` postings of one database."""
+
+    def __init__(self, pool: Any) -> None:
+        """Hold the asyncpg pool of a database `schema.migrate` set up."""
+        self._pool = pool
+
+    async def keywords(
+        self,
+        terms: Sequence[str],
+        *,
+        prefixes: Iterable[str] = (),
+        scopes: Sequence[str] | None = None,
+        since: float | None = None,
+        limit: int | None = None,
+    ) -> list[KeywordHit]:
+        """Messages holding any of `terms` (those in `prefixes`: a term they begin).
+
+        Ranked by FTS5's bm25 over the whole index, then ids; only messages
+        of `scopes` (None: every scope; empty: none) created at or after
+        `since`; at most `limit` (None: all).
+        """
+        order = list(dict.fromkeys(term for term in terms if term))
+        if not order or (scopes is not None and not scopes):
+            return []
+        heads = set(prefixes)
+        flags = [term in heads for term in order]
+        async with self._pool.acquire() as connection:
+            total, counts = await connection.fetchrow(_COUNTS, order, flags)
+            records = await connection.fetch(
+                _SEARCH,
+                order,
+                flags,
+                TERMS_WEIGHT,
+                DATA_WEIGHT,
+                MIN_IDF,
+                BM25_K1,
+                BM25_B,
+                None if scopes is None else list(scopes),
+                since,
+                limit,
+            )
+        weights = [idf(int(count), int(total)) for count in counts]
+        whole = sum(weights) or 1.0
+        return [
+            KeywordHit(
+                id=int(record["id"]),
+                bm25=float(record["bm25"]),
+                coverage=sum(weights[at - 1] for at in record["held"]) / whole,
+            )
+            for record in records
+        ]
+
+    async def recent(self, query: MessageQuery) -> list[MessageHit]:
+        """Return the newest messages the query's filters keep (a query with no words).
+
+        The SQLite log's answer to an empty (or `*`) query: the same
+        messages in the same order, each scored 1.0.
+        """
+        validate_limit(query.limit)
+        if query.scopes is not None and not query.scopes:
+            return []
+        async with self._pool.acquire() as connection:
+            records = await connection.fetch(
+                _RECENT,
+                None if query.scopes is None else list(query.scopes),
+                to_timestamp(query.since),
+                query.limit,
+            )
+        return [MessageHit(message=row_to_message(row), score=1.0) for row in records]
