@@ -26,7 +26,13 @@ from typing import Any
 import aiosqlite
 import pytest
 
-from custom_components.memory.engine import HOUSEHOLD, MemoryStore
+from custom_components.memory.engine import (
+    HOUSEHOLD,
+    MemoryStore,
+    NewMemory,
+    Origin,
+    Source,
+)
 from custom_components.memory.engine.conversations import (
     ConversationInfo,
     ConversationLog,
@@ -39,10 +45,11 @@ from custom_components.memory.engine.errors import InvalidInputError
 from custom_components.memory.engine.postgres import (
     CHANNEL,
     PostgresConversationLog,
+    PostgresMemories,
     data_tokens,
 )
 from custom_components.memory.engine.search import keyword_query
-from tests.engine.conftest import START, StoreFactory, sql
+from tests.engine.conftest import SOURCE, START, FakeClock, StoreFactory, sql
 from tests.engine.postgres.log_parity import LogBoth
 from tests.postgres_server import START_TIMEOUT
 from tests.test_household_data import MINIMUM, memories, questions
@@ -426,3 +433,42 @@ async def test_every_log_write_sends_its_notice_without_content(
     ]
     assert all("Geheimnis" not in json.dumps(n) for n in heard)
     assert await log.conversations() == []
+
+
+async def test_produced_and_source_of_as_sqlite(
+    store_factory: StoreFactory, postgres_pool: Any, clock: FakeClock
+) -> None:
+    """Memories a conversation gave (cited or a tool's), by scope; where one came from."""
+    store = await store_factory()
+    lite = ConversationLog(store)
+    pg = PostgresConversationLog(postgres_pool, language=store.language)
+    pg_memories = PostgresMemories(postgres_pool, clock=clock)
+    texts = list(memories("en").values())[:4]
+    batch: list[Any] = [
+        (None, *_conversation("en", 0, ALICE, texts[:2], texts[2:4])),
+        (None, *_conversation("en", 3, BOB, texts[2:], texts[:2])),
+    ]
+    rows = await lite.save(batch)
+    assert await pg.save(batch) == rows  # nothing failed: ids alike
+    clock.now = START + 2000
+    cited = (await lite.messages(rows[0]))[0].id
+    added = []
+    for memory in (
+        NewMemory(
+            content="Alice likes tea", source=SOURCE, scope=ALICE, message_id=cited
+        ),
+        NewMemory(
+            content="Bob parks outside",
+            source=Source(origin=Origin.TOOL, conversation_id="en-0"),
+            scope=BOB,
+        ),
+        NewMemory(content="Household fact", source=SOURCE, scope=HOUSEHOLD),
+    ):
+        item = (await store.add(memory)).item
+        assert (await pg_memories.add(memory)).item.id == item.id
+        added.append(item)
+    for scopes in (None, (ALICE,), (BOB,), (HOUSEHOLD,), ()):
+        assert await pg.produced(rows, scopes) == await lite.produced(rows, scopes)
+    assert await pg.produced(rows, None) != {}
+    for item in added:
+        assert await pg.source_of(item) == await lite.source_of(item)
