@@ -38,7 +38,13 @@ from .profile_prompt import (
     profile_instructions,
 )
 from .question import question
-from .queue import DigestQueue, DigestState, PendingConversation, SkipReason
+from .queue import (
+    DigestQueue,
+    DigestState,
+    PendingConversation,
+    SkipReason,
+    backoff_seconds,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -57,6 +63,7 @@ __all__ = [
     "Plan",
     "SkipReason",
     "SpeakerPart",
+    "backoff_seconds",
     "clean_profile",
     "conflicting",
     "consolidate",

@@ -7,7 +7,23 @@ family), `model` (the built-in numpy encoder and its pinned files).
 """
 
 from .breaker import CircuitBreaker
-from .jobs import QueueStatus, count_missing
+from .jobs import (
+    JOB_ERROR,
+    JOB_PENDING,
+    JOB_READY,
+    KINDS,
+    MAX_ATTEMPTS,
+    MEMORIES,
+    MESSAGES,
+    RETRY_BASE,
+    RETRY_FACTOR,
+    Job,
+    JobTables,
+    QueueStatus,
+    count_missing,
+    sent_text,
+    text_hash,
+)
 from .model.download import ProgressCallback, download_model
 from .model.encoder import BertEncoder, EncoderError
 from .model.pins import (
@@ -42,8 +58,17 @@ from .secret_recheck import recheck
 __all__ = [
     "HF_BASE_URL",
     "HTTP_PROVIDERS",
+    "JOB_ERROR",
+    "JOB_PENDING",
+    "JOB_READY",
+    "KINDS",
+    "MAX_ATTEMPTS",
+    "MEMORIES",
+    "MESSAGES",
     "MODEL_SPECS",
     "OPENAI_DEFAULT_URL",
+    "RETRY_BASE",
+    "RETRY_FACTOR",
     "BertEncoder",
     "CannotConnectError",
     "CircuitBreaker",
@@ -54,6 +79,8 @@ __all__ = [
     "HttpProvider",
     "InvalidAuthError",
     "InvalidSettingError",
+    "Job",
+    "JobTables",
     "LocalProvider",
     "ModelFilesError",
     "ModelInfo",
@@ -71,4 +98,6 @@ __all__ = [
     "model_key",
     "probe_dimension",
     "recheck",
+    "sent_text",
+    "text_hash",
 ]

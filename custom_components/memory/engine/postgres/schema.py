@@ -44,6 +44,7 @@ import logging
 from typing import Any, Final
 
 from .schema_conversations import CONVERSATIONS_STEP
+from .schema_jobs import conversation_links, jobs_step
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -225,6 +226,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 1 -> 2: the conversation log, its messages and their keyword postings
     # (`schema_conversations`).
     CONVERSATIONS_STEP,
+    # 2 -> 3: embedding jobs, rebuilds and claims (`schema_jobs`), then the
+    # links of message jobs and digest claims to the conversation tables.
+    jobs_step() + conversation_links(),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
