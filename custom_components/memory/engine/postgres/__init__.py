@@ -16,6 +16,7 @@ room uses it yet.
 from .conversation_reads import PostgresConversationReads
 from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
+from .digest_queue import PostgresDigestQueue
 from .keywords import KeywordHit, PostgresKeywords
 from .memories import PostgresMemories
 from .message_search import PostgresMessageSearch, data_tokens
@@ -46,6 +47,7 @@ __all__ = [
     "PostgresConversationLog",
     "PostgresConversationReads",
     "PostgresCuration",
+    "PostgresDigestQueue",
     "PostgresKeywords",
     "PostgresMemories",
     "PostgresMessageSearch",
