@@ -24,11 +24,7 @@ from custom_components.memory.engine.postgres.digest_queue import (
     PostgresDigestQueue,
 )
 from tests.engine.conftest import StoreFactory
-from tests.engine.postgres.queue_tables import (
-    add_conversation,
-    add_message,
-    conversation_tables,
-)
+from tests.engine.postgres.queue_tables import add_conversation, add_message
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 ANNA = "person.anna"
@@ -51,8 +47,7 @@ def ts(minutes: float) -> float:
 
 @pytest.fixture
 async def tables(postgres_pool: Any) -> Any:
-    """Return the migrated pool with the (test-only) conversation tables."""
-    await conversation_tables(postgres_pool)
+    """Return the pool of a migrated database (conversation tables included)."""
     return postgres_pool
 
 

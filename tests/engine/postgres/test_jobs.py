@@ -33,11 +33,7 @@ from custom_components.memory.engine.postgres import (
     jobs as pg,
 )
 from tests.engine.conftest import MODEL, START, FakeClock, StoreFactory, memory
-from tests.engine.postgres.queue_tables import (
-    add_conversation,
-    add_message,
-    conversation_tables,
-)
+from tests.engine.postgres.queue_tables import add_conversation, add_message
 
 _JOB_COLUMNS = (
     "{key}, model, text_hash, state, attempts, next_attempt_at, error, updated_at"
@@ -46,8 +42,7 @@ _JOB_COLUMNS = (
 
 @pytest.fixture
 async def tables(postgres_pool: Any) -> Any:
-    """Return the migrated pool with the (test-only) conversation tables."""
-    await conversation_tables(postgres_pool)
+    """Return the pool of a migrated database (conversation tables included)."""
     return postgres_pool
 
 
