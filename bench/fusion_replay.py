@@ -44,8 +44,12 @@ and its compound parts found in the same rows weigh as one), `lam` and `k`
 (each list adds lam * its share * k / (k + rank) to a candidate it holds),
 `one` and `m` (the keyword share times `one` when the best keyword hit holds
 a single query term that `m` or more hits hold) and `ab` (the keyword share
-times 1 - ab * the query's idf share in terms no row holds). `--records`
-reads recordings from another directory. Results: docs/benchmarks/household.md.
+times 1 - ab * the query's idf share in terms no row holds), `p` (the
+keyword relevance times the best hit's coverage to the power p: 0 relative
+coverage, 1 absolute). `--records` reads recordings from another directory.
+`grid BASE key=v1/v2 ...` replays every combination and prints the fusions
+with the fewest household cells below the better signal. Results:
+docs/benchmarks/household.md.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+import itertools
 import math
 from pathlib import Path
 import pickle
@@ -418,6 +423,7 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         params.get("m", 2.0),
         params.get("ab", 0.0),
     )
+    absolute = params.get("p", 0.0)
 
     def fuse(
         keyword: Keyword,
@@ -448,8 +454,11 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         if absent and record is not None:
             keyword_share *= 1 - absent * absent_share(record)
         relevance = {
-            i: covered * coverage[i] / top_coverage
-            + (1 - covered) * max(-score, 0.0) / top
+            i: (
+                covered * coverage[i] / top_coverage
+                + (1 - covered) * max(-score, 0.0) / top
+            )
+            * top_coverage**absolute
             for i, score, _c in keyword
         }
         if single < 1 and record is not None and relevance:
@@ -609,6 +618,60 @@ def replay(specs: Sequence[str], directory: Path = OUT) -> None:
             print(f"    R@1/MRR {cells}")
 
 
+def grid(base: str, vary: Sequence[str], top: int, directory: Path = OUT) -> None:
+    """Replay every combination of `vary`'s values on `base`; print the best.
+
+    `vary` holds `key=v1/v2/...`; the best are those with the fewest
+    household cells (language and model) below the better single signal in
+    R@1 or MRR, then the smallest total shortfall.
+    """
+    sets = {
+        f"{s}-{m}": load(f"{s}-{m}", directory)
+        for s in ("household", "locomo")
+        for m in MODELS
+    }
+    singles = {
+        name: {
+            g: tuple(map(max, k[g], v[g], strict=True))
+            for k, v in [
+                (
+                    scores(records, keyword_alone),
+                    scores(records, lambda r: ranking(r, None)),
+                )
+            ]
+            for g in k
+        }
+        for name, records in sets.items()
+        if name.startswith("household")
+    }
+    keys = [item.split("=")[0] for item in vary]
+    values = [item.split("=")[1].split("/") for item in vary]
+    results = []
+    for combo in itertools.product(*values):
+        spec = base + "".join(f",{k}={v}" for k, v in zip(keys, combo, strict=True))
+        fuse = parse_fusion(spec)
+        below, shortfall, cells = 0, 0.0, []
+        for name, records in sets.items():
+            result = scores(records, _ranker(fuse))
+            if name.startswith("locomo"):
+                cells.append(
+                    f"{name} {result['turns'][0]:.3f}/{result['memories'][0]:.3f}"
+                )
+                continue
+            for lang in LANGS:
+                for got, best in zip(result[lang], singles[name][lang], strict=True):
+                    if got < best - 1e-9:
+                        below += 1
+                        shortfall += best - got
+            mrr = statistics.fmean(result[lang][1] for lang in LANGS)
+            cells.append(f"{name} MRR {mrr:.3f}")
+        results.append((below, shortfall, spec, "; ".join(cells)))
+    results.sort(key=lambda entry: (entry[0], entry[1]))
+    print(f"{len(results)} fusions; the best {min(top, len(results))}:")
+    for below, shortfall, spec, line in results[:top]:
+        print(f"  {below} below (shortfall {shortfall:.3f}) {spec}: {line}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Record or replay."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -631,9 +694,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=OUT,
         help="where `record` wrote (default: %(default)s)",
     )
+    gri = sub.add_parser("grid", help="replay every combination of values (minutes)")
+    gri.add_argument("base", help="a fusion, e.g. decay:a=1,grp=1")
+    gri.add_argument("vary", nargs="+", help="key=v1/v2/... to combine")
+    gri.add_argument("--top", type=int, default=20)
+    gri.add_argument("--records", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.command == "replay":
         replay(args.fusions, args.records)
+        return 0
+    if args.command == "grid":
+        grid(args.base, args.vary, args.top, args.records)
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
     recorder = Recorder()  # patches the engine once
