@@ -117,7 +117,7 @@ async def test_the_index_holds_the_codes_stored(
     held = dict(
         zip(
             index._ids[:size].tolist(),
-            codes_to_blobs(index._bits[:size], index._factors[:size]),
+            codes_to_blobs(index._bits[:, :size].T.copy(), index._factors[:size]),
             strict=True,
         )
     )

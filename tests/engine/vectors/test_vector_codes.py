@@ -84,13 +84,17 @@ def test_zero_row_estimates_zero() -> None:
 
 
 def test_hamming_counts_differing_signs() -> None:
-    """The distance is the number of dimensions whose signs differ."""
-    vectors = _units(50, 200, seed=5)
-    query = _units(1, 200, seed=6)[0]
-    distance = hamming(pack_signs(vectors), pack_signs(query))
-    expected = ((vectors > 0) != (query > 0)).sum(axis=1)
-    assert distance.tolist() == expected.tolist()
-    assert distance.dtype == np.uint32
+    """The distance is the number of dimensions whose signs differ.
+
+    The rows' words are given column by column, as the index keeps them.
+    """
+    for dim in (200, 384, 1024):
+        vectors = _units(50, dim, seed=5)
+        query = _units(1, dim, seed=6)[0]
+        columns = np.ascontiguousarray(pack_signs(vectors).T)
+        distance = hamming(columns, pack_signs(query))
+        expected = ((vectors > 0) != (query > 0)).sum(axis=1)
+        assert distance.tolist() == expected.tolist()
 
 
 @pytest.mark.parametrize("dim", [4, 64, 100, 384])

@@ -571,3 +571,23 @@ async def test_sqlite_vec_and_numpy_pools_agree(tmp_path: Path) -> None:
                 pool = [item_id for item_id, _ in await index.knn(query, 200)]
                 rescored = sorted(pool, key=lambda i: -float(vectors[i - 1] @ query))
                 assert rescored[:10] == exact
+
+
+@pytest.mark.parametrize(
+    ("rows", "count"), [(100_000, 4_000), (25_000, 1_000), (50, 10)]
+)
+def test_shortlist_is_the_nearest_rows_in_order(rows: int, count: int) -> None:
+    """The Hamming shortlist: exactly `count` rows, the smallest distances, in order.
+
+    Ties at the cut go to the first rows, so the same index always gives the
+    same shortlist (`argpartition` chose among ties as it liked).
+    """
+    distance = np.random.default_rng(rows).integers(150, 230, rows).astype(np.uint16)
+    shortlist = vectors_module._nearest(distance, count)
+    assert len(shortlist) == count
+    assert np.all(np.diff(shortlist) > 0)
+    assert sorted(distance[shortlist]) == sorted(np.sort(distance)[:count])
+    cut = distance[shortlist].max()
+    at_cut = np.flatnonzero(distance == cut)
+    chosen = shortlist[distance[shortlist] == cut]
+    assert chosen.tolist() == at_cut[: len(chosen)].tolist()
