@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..search import idf
+from .bm25 import counts_sql, ranking_sql
 
 # FTS5's bm25 parameters (its defaults, which the engine keeps).
 BM25_K1: Final = 1.2
@@ -39,79 +40,22 @@ BM25_B: Final = 0.75
 # FTS5's floor of a term's idf (a term in more than half the rows).
 MIN_IDF: Final = 1e-6
 
-_SEARCH: Final = """
-WITH query AS (
-    SELECT q.term, q.prefix, q.ord::int AS ord
-    FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-),
-postings AS (
-    SELECT query.ord, p.memory_id, p.tf
-    FROM query CROSS JOIN LATERAL (
-        SELECT t.memory_id, t.tf FROM memory_terms t
-        WHERE NOT query.prefix AND t.term = query.term
-        UNION ALL
-        SELECT t.memory_id, t.tf FROM memory_terms t
-        WHERE query.prefix AND t.term >= query.term
-            AND t.term < query.term || U&'\\+10FFFF'
-            AND starts_with(t.term, query.term)
-    ) AS p
-),
-freq AS (
-    SELECT ord, memory_id, sum(tf)::float8 AS tf
-    FROM postings GROUP BY ord, memory_id
-),
-docs AS (
-    SELECT ord, count(*) AS n FROM freq GROUP BY ord
-),
-totals AS (
-    SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
-        coalesce(sum(tokens), 0)::float8 AS n_tokens
-    FROM memory_term_totals
-),
-weights AS (
-    SELECT docs.ord, docs.n,
-        CASE WHEN raw.idf <= 0 THEN $5::float8 ELSE raw.idf END AS idf
-    FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
-        SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
-            / (docs.n::float8 + 0.5::float8)) AS idf
-    ) AS raw
+_SEARCH: Final = ranking_sql(
+    terms="memory_terms",
+    key="memory_id",
+    columns=("tf",),
+    tf="sum(tf)::float8",
+    totals="memory_term_totals",
+    rows="memories",
+    where=(
+        "m.status = ANY($3::text[])"
+        " AND ($4::text[] IS NULL OR m.scope = ANY($4::text[]))"
+    ),
+    limit="$8",
 )
-SELECT freq.memory_id AS id,
-    -sum(
-        weights.idf * (
-            (freq.tf * ($6::float8 + 1.0::float8))
-            / (freq.tf + $6::float8 * (
-                (1.0::float8 - $7::float8)
-                + $7::float8 * m.term_count::float8
-                    / (totals.n_tokens / totals.n_rows)
-            ))
-        )
-        ORDER BY freq.ord
-    ) AS bm25,
-    array_agg(freq.ord ORDER BY freq.ord) AS held
-FROM freq
-JOIN weights ON weights.ord = freq.ord
-JOIN memories m ON m.id = freq.memory_id
-CROSS JOIN totals
-WHERE m.status = ANY($3::text[])
-    AND ($4::text[] IS NULL OR m.scope = ANY($4::text[]))
-GROUP BY freq.memory_id
-ORDER BY bm25, freq.memory_id
-LIMIT $8
-"""
-
-_COUNTS: Final = """
-SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM memory_term_totals),
-    array(
-        SELECT (SELECT count(DISTINCT t.memory_id) FROM memory_terms t
-            WHERE CASE WHEN q.prefix
-                THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
-                    AND starts_with(t.term, q.term)
-                ELSE t.term = q.term END)
-        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-        ORDER BY q.ord
-    )
-"""
+_COUNTS: Final = counts_sql(
+    terms="memory_terms", key="memory_id", totals="memory_term_totals"
+)
 
 
 @dataclass(frozen=True, slots=True)

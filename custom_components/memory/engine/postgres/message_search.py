@@ -35,6 +35,7 @@ from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_me
 from ..models import to_timestamp
 from ..search import idf
 from ..store import validate_limit
+from .bm25 import counts_sql, ranking_sql
 from .keywords import BM25_B, BM25_K1, MIN_IDF, KeywordHit
 
 # FTS5 column weights of `conversation_messages_fts`: terms, data (as
@@ -43,84 +44,22 @@ TERMS_WEIGHT: Final = 1.0
 DATA_WEIGHT: Final = 0.3
 _ASCII_SEPARATORS: Final = re.compile(r"[^a-z0-9]+")
 
-_QUERY_POSTINGS: Final = """
-WITH query AS (
-    SELECT q.term, q.prefix, q.ord::int AS ord
-    FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-),
-postings AS (
-    SELECT query.ord, p.message_id, p.tf, p.tf_data
-    FROM query CROSS JOIN LATERAL (
-        SELECT t.message_id, t.tf, t.tf_data FROM message_terms t
-        WHERE NOT query.prefix AND t.term = query.term
-        UNION ALL
-        SELECT t.message_id, t.tf, t.tf_data FROM message_terms t
-        WHERE query.prefix AND t.term >= query.term
-            AND t.term < query.term || U&'\\+10FFFF'
-            AND starts_with(t.term, query.term)
-    ) AS p
-),
-freq AS (
-    SELECT ord, message_id,
-        sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8 AS tf
-    FROM postings GROUP BY ord, message_id
-),
-docs AS (
-    SELECT ord, count(*) AS n FROM freq GROUP BY ord
-),
-totals AS (
-    SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
-        coalesce(sum(tokens), 0)::float8 AS n_tokens
-    FROM message_term_totals
-),
-weights AS (
-    SELECT docs.ord, docs.n,
-        CASE WHEN raw.idf <= 0 THEN $5::float8 ELSE raw.idf END AS idf
-    FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
-        SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
-            / (docs.n::float8 + 0.5::float8)) AS idf
-    ) AS raw
+_SEARCH: Final = ranking_sql(
+    terms="message_terms",
+    key="message_id",
+    columns=("tf", "tf_data"),
+    tf="sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8",
+    totals="message_term_totals",
+    rows="conversation_messages",
+    where=(
+        "($8::text[] IS NULL OR m.scope = ANY($8::text[]))"
+        " AND ($9::float8 IS NULL OR m.created_at >= $9::float8)"
+    ),
+    limit="$10",
 )
-"""
-_SEARCH: Final = (
-    _QUERY_POSTINGS
-    + """
-SELECT freq.message_id AS id,
-    -sum(
-        weights.idf * (
-            (freq.tf * ($6::float8 + 1.0::float8))
-            / (freq.tf + $6::float8 * (
-                (1.0::float8 - $7::float8)
-                + $7::float8 * m.term_count::float8
-                    / (totals.n_tokens / totals.n_rows)
-            ))
-        )
-        ORDER BY freq.ord
-    ) AS bm25,
-    array_agg(freq.ord ORDER BY freq.ord) AS held
-FROM freq
-JOIN weights ON weights.ord = freq.ord
-JOIN conversation_messages m ON m.id = freq.message_id
-CROSS JOIN totals
-WHERE ($8::text[] IS NULL OR m.scope = ANY($8::text[]))
-    AND ($9::float8 IS NULL OR m.created_at >= $9::float8)
-GROUP BY freq.message_id
-ORDER BY bm25, freq.message_id
-LIMIT $10
-"""
+_COUNTS: Final = counts_sql(
+    terms="message_terms", key="message_id", totals="message_term_totals"
 )
-_COUNTS: Final = """
-SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM message_term_totals),
-    array(
-        SELECT (SELECT count(DISTINCT t.message_id) FROM message_terms t
-            WHERE CASE WHEN q.prefix
-                THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
-                    AND starts_with(t.term, q.term)
-                ELSE t.term = q.term END)
-        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-        ORDER BY q.ord
-    )
-"""
 _RECENT: Final = (
     f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
     "JOIN conversations c ON c.id = m.conversation "
