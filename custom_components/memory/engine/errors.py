@@ -150,6 +150,18 @@ class DatabaseGoneError(StoreError):
     key = "database_gone"
 
 
+class TransferError(StoreError):
+    """Moving the memories between backends failed; the destination kept nothing of it."""
+
+    key = "transfer_failed"
+
+
+class TransferTargetNotEmptyError(TransferError):
+    """The database to move the memories to already holds some; it was left untouched."""
+
+    key = "transfer_target_not_empty"
+
+
 class DatabaseFailedError(StoreError):
     """Any other failure of SQLite or of the connection under a call."""
 
