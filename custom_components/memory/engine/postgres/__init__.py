@@ -32,6 +32,9 @@ from .server import (
     classify,
     redact_url,
 )
+from .transfer import sqlite_to_postgres
+from .transfer_back import postgres_to_sqlite
+from .transfer_report import TableCount, TransferReport
 from .vectors import PgVectorIndex, create_vector_table, register_vector
 
 __all__ = [
@@ -55,12 +58,16 @@ __all__ = [
     "ServerCheck",
     "ServerFacts",
     "ServerProblem",
+    "TableCount",
+    "TransferReport",
     "check_server",
     "classify",
     "create_vector_table",
     "data_tokens",
     "migrate",
+    "postgres_to_sqlite",
     "redact_url",
     "register_vector",
     "schema_version",
+    "sqlite_to_postgres",
 ]
