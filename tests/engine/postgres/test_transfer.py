@@ -36,6 +36,8 @@ from custom_components.memory.engine.conversations import (
 from custom_components.memory.engine.embedding import jobs as lite
 from custom_components.memory.engine.embedding.jobs import MEMORIES, MESSAGES
 from custom_components.memory.engine.errors import (
+    DatabaseTooNewError,
+    DatabaseUnavailableError,
     TransferError,
     TransferTargetNotEmptyError,
 )
@@ -453,3 +455,55 @@ async def test_a_copy_failing_midway_leaves_the_destination_empty(
     assert {name: rows for name, rows in _dump(back).items() if rows} == {
         "store_settings": [("secrets_checked", 2)]
     }
+
+
+async def test_the_next_ids_go_on_where_the_source_left_off(
+    store_factory: StoreFactory,
+    db_path: Path,
+    vector_pool: Any,
+    clock: FakeClock,
+    tmp_path: Path,
+) -> None:
+    """A purged last memory's id is not handed out again, on either side."""
+    store = await store_factory()
+    await _fill(store, clock)
+    await sqlite_to_postgres(db_path, vector_pool)
+    back = tmp_path / "back.db"
+    await postgres_to_sqlite(vector_pool, back, clock=clock)
+    restored = await store_factory(back)
+    given = dict(sql(db_path, "SELECT name, seq FROM sqlite_sequence"))["memories"]
+    kept = sql(db_path, "SELECT max(id) FROM memories")[0][0]
+    assert given == kept + 1  # the purged one
+    new = memory("Added after the move")
+    ids = {
+        (await store.add(new)).item.id,
+        (await restored.add(new)).item.id,
+        (await PostgresMemories(vector_pool, clock=clock).add(new)).item.id,
+    }
+    assert ids == {given + 1}
+
+
+async def test_a_source_the_copy_does_not_know_is_refused(
+    store_factory: StoreFactory, db_path: Path, vector_pool: Any, tmp_path: Path
+) -> None:
+    """A missing file, another schema version, a column of a later migration."""
+    with pytest.raises(DatabaseUnavailableError):
+        await sqlite_to_postgres(tmp_path / "missing.db", vector_pool)
+    store = await store_factory()
+    await store.add(memory("Anna likes tea"))
+    await store.close()
+    version = sql(db_path, "PRAGMA user_version")[0][0]
+    sql(db_path, f"PRAGMA user_version = {version + 1}")
+    with pytest.raises(DatabaseTooNewError):
+        await sqlite_to_postgres(db_path, vector_pool)
+    sql(db_path, f"PRAGMA user_version = {version - 1}")
+    with pytest.raises(TransferError, match="open it with this version first"):
+        await sqlite_to_postgres(db_path, vector_pool)
+    sql(db_path, f"PRAGMA user_version = {version}")
+    sql(db_path, "ALTER TABLE memories ADD COLUMN mood TEXT")
+    with pytest.raises(TransferError) as refused:
+        await sqlite_to_postgres(db_path, vector_pool)
+    assert refused.value.placeholders == {
+        "error": "SQLite memories: missing -; not copied mood"
+    }
+    assert await vector_pool.fetchval("SELECT count(*) FROM memories") == 0
