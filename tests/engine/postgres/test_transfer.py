@@ -48,6 +48,7 @@ from custom_components.memory.engine.postgres import (
     register_vector,
     sqlite_to_postgres,
 )
+from custom_components.memory.engine.postgres.transfer_report import Tally
 from custom_components.memory.engine.postgres.transfer_tables import TABLES
 from tests.engine.conftest import (
     DIM,
@@ -507,3 +508,23 @@ async def test_a_source_the_copy_does_not_know_is_refused(
         "error": "SQLite memories: missing -; not copied mood"
     }
     assert await vector_pool.fetchval("SELECT count(*) FROM memories") == 0
+
+
+def test_a_count_or_checksum_that_differs_is_no_report() -> None:
+    """Tally raises instead of reporting, so the copy's transaction rolls back."""
+    tally = Tally("sqlite_to_postgres")
+    tally.add("memories", 3, 3)
+    tally.source["memories"] = 3
+    tally.destination["memories"] = 3
+    tally.checksums["memories"] = ("a", "a")
+    assert tally.report().verified
+    tally.destination["memories"] = 2
+    with pytest.raises(TransferError) as differ:
+        tally.report()
+    assert differ.value.placeholders == {
+        "error": "memories: 3 read, 3 written, 3 in the source, 2 copied"
+    }
+    tally.destination["memories"] = 3
+    tally.checksums["memories"] = ("a", "b")
+    with pytest.raises(TransferError, match="does not match"):
+        tally.report()
