@@ -319,7 +319,8 @@ async def sqlite_to_postgres(
     """Copy a SQLite store into an empty PostgreSQL database; return the verified report.
 
     `pool` is an asyncpg pool on a database with pgvector; its schema is
-    migrated first. `model` (the store's embedding model) picks the
+    migrated first, and the connection the copy uses learns pgvector's
+    binary form (`register_vector`, which `PgVectorIndex` pools have anyway). `model` (the store's embedding model) picks the
     dimension of `memory_vectors` when vectors of several dimensions are
     stored. The SQLite file is only read. Raises `TransferTargetNotEmptyError`
     when the database holds any memory, message, job or vector, and
