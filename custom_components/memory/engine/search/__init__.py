@@ -6,8 +6,17 @@ scales, combined), `hybrid` (the one hybrid search over a `Corpus`: memories
 or conversation messages), `memories` (the memories' corpus and search).
 """
 
-from .fusion import Ranked, fuse
-from .hybrid import Candidates, Corpus, HybridSearch, Request, Tables, Vectors
+from .fusion import Ranked, add_context, fuse
+from .hybrid import (
+    KEYWORD_OVERFETCH,
+    KEYWORD_POOL,
+    Candidates,
+    Corpus,
+    HybridSearch,
+    Request,
+    Tables,
+    Vectors,
+)
 from .keywords import (
     MATCH_BUDGET,
     KeywordQuery,
@@ -16,11 +25,22 @@ from .keywords import (
     idf,
     keyword_query,
 )
-from .memories import MemorySearch
-from .semantic import SEMANTIC_POOL, cosines_outside_pool, semantic_pool
+from .memories import MemorySearch, validate_earlier
+from .semantic import (
+    EXACT_SCAN_MAX,
+    SEMANTIC_OVERSAMPLE,
+    SEMANTIC_POOL,
+    cosines_outside_pool,
+    row_cosines,
+    semantic_pool,
+)
 
 __all__ = [
+    "EXACT_SCAN_MAX",
+    "KEYWORD_OVERFETCH",
+    "KEYWORD_POOL",
     "MATCH_BUDGET",
+    "SEMANTIC_OVERSAMPLE",
     "SEMANTIC_POOL",
     "Candidates",
     "Corpus",
@@ -33,9 +53,12 @@ __all__ = [
     "Tables",
     "TermCounts",
     "Vectors",
+    "add_context",
     "cosines_outside_pool",
     "fuse",
     "idf",
     "keyword_query",
+    "row_cosines",
     "semantic_pool",
+    "validate_earlier",
 ]

@@ -30,7 +30,13 @@ from ..sql import ID_CHUNK, IDS, placeholders, rows_in
 from ..vectors import Scale, VectorIndex
 from .fusion import Ranked, fuse
 from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
-from .semantic import SEMANTIC_POOL, cosines_outside_pool, exact_cosines, semantic_pool
+from .semantic import (
+    SEMANTIC_POOL,
+    cosines_outside_pool,
+    exact_cosines,
+    row_cosines,
+    semantic_pool,
+)
 
 # Candidates the keyword signal contributes before fusion (tuned by
 # bench/locomo.py). Every candidate is then scored on both signals (keyword
@@ -487,7 +493,7 @@ def _cosines(
     if vectors is None or not stored:
         return {}
     matrix = np.frombuffer(b"".join(row[3] for row in stored), dtype=np.float32)
-    scores = matrix.reshape(len(stored), -1) @ vectors.unit
+    scores = row_cosines(matrix.reshape(len(stored), -1), vectors.unit)
     return {
         int(row[0]): float(score) for row, score in zip(stored, scores, strict=True)
     }

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import aiosqlite
 import numpy as np
+import numpy.typing as npt
 
 from ..models import Vector
 from ..sql import chunks, placeholders
@@ -27,6 +28,22 @@ SEMANTIC_OVERSAMPLE: Final = 4
 EXACT_SCAN_MAX: Final = 20_000
 
 
+def row_cosines(
+    matrix: npt.NDArray[np.float32], unit: Vector
+) -> npt.NDArray[np.float32]:
+    """Each row's dot product with `unit`: the same bits wherever the row sits.
+
+    BLAS (`matrix @ unit`, OpenBLAS's sgemv) computes a matrix's last
+    `rows % 4` rows with another kernel than the others, so a row's cosine
+    would depend on which rows were read with it and in what order; a
+    candidate scored in two batches (a pool, a keyword hit) or by two
+    backends (SQLite, PostgreSQL) must get one number. einsum's own loop
+    sums each row alike, and is as fast at these sizes.
+    """
+    scores: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, unit)
+    return scores
+
+
 async def exact_scores(
     conn: aiosqlite.Connection, sql: str, args: Sequence[Any], unit: Vector
 ) -> list[tuple[int, float]]:
@@ -35,7 +52,7 @@ async def exact_scores(
     if not rows:
         return []
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-    scores = matrix.reshape(len(rows), -1) @ unit
+    scores = row_cosines(matrix.reshape(len(rows), -1), unit)
     return [
         (int(row[0]), float(score)) for row, score in zip(rows, scores, strict=True)
     ]
