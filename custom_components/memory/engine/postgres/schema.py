@@ -45,6 +45,7 @@ from typing import Any, Final
 
 from .schema_conversations import CONVERSATIONS_STEP
 from .schema_jobs import conversation_links, jobs_step
+from .vectors import LINK_TO_MEMORIES
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -229,6 +230,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # 2 -> 3: embedding jobs, rebuilds and claims (`schema_jobs`), then the
     # links of message jobs and digest claims to the conversation tables.
     jobs_step() + conversation_links(),
+    # 3 -> 4: a memory's vectors go with it: `memory_vectors`, made with its
+    # dimension at the first vector (`vectors.create_vector_table`, which ties
+    # a table made later), references `memories` on delete cascade.
+    (LINK_TO_MEMORIES,),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -2,9 +2,10 @@
 
 `PgVectorIndex` keeps the vectors of one embedding model in the table
 `memory_vectors (model, memory_id, embedding vector(DIM))`, keyed by
-`(model, memory_id)`. Its `memory_id` will reference `memories(id)` (on
-delete cascade) once the memories schema of the postgres room joins it;
-until then nothing ties the two, and `remove` is the only way out.
+`(model, memory_id)`. Where the memories' schema is (`schema`), `memory_id`
+references `memories(id)` on delete cascade (`LINK_TO_MEMORIES`: schema
+step 3 -> 4, and `create_vector_table` for a table made later), so a
+purged memory's vectors go with it; without it `remove` is the way out.
 
 `knn` orders by pgvector's cosine distance `<=>` and returns
 `1 - distance`, best first, like `NumpyIndex`. Below `HNSW_THRESHOLD` rows
@@ -77,6 +78,35 @@ _HEADER: Final = struct.Struct(">HH")
 _MAX_DIM: Final = 16_000  # pgvector's limit for a vector column
 
 
+# Ties `memory_vectors` to `memories` when both exist and are not tied yet:
+# vectors of memories already gone are dropped, then a memory's vectors go
+# with it (on delete cascade, found by `memory_vectors_memory_id`). Schema
+# step 3 -> 4 runs it for a table made before it, `create_vector_table` for
+# one made after; two instances at once: the second finds the key there.
+LINK_TO_MEMORIES: Final = """
+DO $$
+BEGIN
+    IF to_regclass('memory_vectors') IS NOT NULL
+        AND to_regclass('memories') IS NOT NULL
+        AND NOT EXISTS (
+            SELECT 1 FROM pg_constraint WHERE conname = 'memory_vectors_memory'
+        ) THEN
+        BEGIN
+            DELETE FROM memory_vectors v
+                WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id);
+            ALTER TABLE memory_vectors ADD CONSTRAINT memory_vectors_memory
+                FOREIGN KEY (memory_id) REFERENCES memories(id) ON DELETE CASCADE;
+            CREATE INDEX IF NOT EXISTS memory_vectors_memory_id
+                ON memory_vectors (memory_id);
+        EXCEPTION WHEN duplicate_object THEN
+            NULL;
+        END;
+    END IF;
+END
+$$
+"""
+
+
 def encode_vector(vector: Any) -> bytes:
     """Return pgvector's binary form of a vector: dimension, 0, float32s."""
     values = np.asarray(vector, dtype=">f4").reshape(-1)
@@ -119,6 +149,7 @@ async def create_vector_table(connection: Any, dim: int) -> None:
 
     An existing table of another dimension raises `VectorDimensionError`:
     one table holds one dimension (an HNSW index needs a fixed one).
+    Where `memories` exists, the table is tied to it (`LINK_TO_MEMORIES`).
     """
     if not 0 < dim <= _MAX_DIM:
         raise VectorDimensionError(
@@ -140,6 +171,7 @@ async def create_vector_table(connection: Any, dim: int) -> None:
             expected=str(stored),
             actual=str(dim),
         )
+    await connection.execute(LINK_TO_MEMORIES)
 
 
 async def table_dim(connection: Any) -> int | None:
