@@ -23,6 +23,7 @@ from .message_search import PostgresMessageSearch, data_tokens
 from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
 from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
+from .search import PostgresSearch
 from .server import (
     MIN_SERVER_VERSION,
     ServerCheck,
@@ -55,6 +56,7 @@ __all__ = [
     "PostgresMemories",
     "PostgresMessageSearch",
     "PostgresReads",
+    "PostgresSearch",
     "ServerCheck",
     "ServerFacts",
     "ServerProblem",
