@@ -11,7 +11,8 @@ and paraphrase is searched with keywords only and with its vector (hybrid)
 on both, and a quarter of them again with filters (scopes, types and tags,
 since with any status, context with a minimum score, a follow-up's earlier
 turn): the same memories in the same order, scores within 1e-9, the same
-signals.
+signals. Again with a MATCH budget of 12 rows, so that the MATCH keeps its
+newest rows, terms outside it rank the rows again and `every` leads.
 
 SQLite's numpy index is approximate (1-bit codes, re-scored exactly), and
 pgvector below its HNSW threshold is exact: the SQLite reference is run
@@ -117,6 +118,7 @@ class Pair:
     def __init__(self, store: MemoryStore, pool: Any, clock: FakeClock) -> None:
         """Hold the SQLite store and the PostgreSQL parts on one clock."""
         self.store = store
+        self.pool = pool
         self.clock = clock
         self.memories = PostgresMemories(pool, clock=clock)
         self.index = PgVectorIndex(pool, MODEL, DIM)
@@ -211,8 +213,8 @@ def _filtered(previous: str) -> list[dict[str, Any]]:
     ]
 
 
-async def test_hybrid_search_equals_sqlite_on_the_household_set(pair: Pair) -> None:
-    """Every question, keywords only and hybrid, with filters: SQLite's ranking."""
+async def _store_household(pair: Pair) -> None:
+    """Store the household on both: archive and purge a few, vectors, expiry."""
     added: list[int] = []
     for batch in _household().values():
         added += await pair.add(batch)
@@ -226,6 +228,11 @@ async def test_hybrid_search_equals_sqlite_on_the_household_set(pair: Pair) -> N
         {item_id: embed(items[item_id].content, item_id) for item_id in kept}
     )
     pair.clock.advance(60 * DAY)  # some memories have expired meanwhile
+
+
+async def test_hybrid_search_equals_sqlite_on_the_household_set(pair: Pair) -> None:
+    """Every question, keywords only and hybrid, with filters: SQLite's ranking."""
+    await _store_household(pair)
     searched = 0
     for lang in sorted(MINIMUM):
         previous = ""
@@ -249,6 +256,28 @@ async def test_hybrid_search_equals_sqlite_on_the_household_set(pair: Pair) -> N
     assert searched > 3000
     assert pair.compared > 20_000
     assert pair.both_signals > 2000
+
+
+async def test_a_small_match_budget_ranks_as_sqlite(pair: Pair) -> None:
+    """A budget of 12 rows: `newest`, terms outside the MATCH, `every`, `rest`."""
+    await _store_household(pair)
+    pair.store.match_budget = pair.search.match_budget = 12
+    bounded = outside = 0
+    for lang in sorted(MINIMUM):
+        for number, question in enumerate(questions(lang).values()):
+            text = question["question" if number % 2 else "paraphrase"]
+            async with pair.pool.acquire() as connection:
+                built = await pair.search.keyword_query(connection, text, lang)
+            bounded += bool(built and built.newest)
+            outside += bool(built and built.others)
+            vector = embed(text, 5)
+            for extra in ({}, {"scopes": (BOB, HOUSEHOLD), "limit": 30}):
+                base = SearchQuery(text=text, language=lang, **extra)
+                await pair.same(base)
+                await pair.same(replace(base, vector=vector))
+    assert bounded > 10, bounded
+    assert outside > 100, (outside, pair.compared)
+    assert pair.compared > 3000
 
 
 async def test_one_persons_memories_never_reach_another(pair: Pair) -> None:
