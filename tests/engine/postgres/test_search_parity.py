@@ -271,7 +271,11 @@ async def test_a_small_match_budget_ranks_as_sqlite(pair: Pair) -> None:
             bounded += bool(built and built.newest)
             outside += bool(built and built.others)
             vector = embed(text, 5)
-            for extra in ({}, {"scopes": (BOB, HOUSEHOLD), "limit": 30}):
+            extras: list[dict[str, Any]] = [
+                {},
+                {"scopes": (BOB, HOUSEHOLD), "limit": 30},
+            ]
+            for extra in extras:
                 base = SearchQuery(text=text, language=lang, **extra)
                 await pair.same(base)
                 await pair.same(replace(base, vector=vector))
