@@ -13,11 +13,12 @@ write's `pg_notify`, the `ChangeFeed` other instances listen with),
 room uses it yet.
 """
 
+from .bm25 import KeywordHit
 from .conversation_reads import PostgresConversationReads
 from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
 from .digest_queue import PostgresDigestQueue
-from .keywords import KeywordHit, PostgresKeywords
+from .keywords import PostgresKeywords
 from .memories import PostgresMemories
 from .message_search import PostgresMessageSearch, data_tokens
 from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener

@@ -15,7 +15,70 @@ term it begins (`>= term AND < term || U+10FFFF`, then `starts_with`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..search import idf
+
+# FTS5's bm25 parameters (its defaults, which the engine keeps).
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
+# FTS5's floor of a term's idf (a term in more than half the rows).
+MIN_IDF: Final = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """A row a keyword search found: its id, FTS5's bm25 (≤ 0) and coverage."""
+
+    id: int
+    bm25: float
+    coverage: float
+
+    def as_tuple(self) -> tuple[int, float, float]:
+        """Return `(id, bm25, coverage)`, as the SQLite engine's hits are."""
+        return self.id, self.bm25, self.coverage
+
+
+def query_flags(
+    terms: Sequence[str], prefixes: Iterable[str]
+) -> tuple[list[str], list[bool]]:
+    """Return the query's terms (each once, in order) and whether each is a prefix."""
+    order = list(dict.fromkeys(term for term in terms if term))
+    heads = set(prefixes)
+    return order, [term in heads for term in order]
+
+
+async def ranked_hits(
+    connection: Any,
+    statements: tuple[str, str],
+    terms: tuple[list[str], list[bool]],
+    own: tuple[Any, Any],
+    more: Sequence[Any],
+) -> list[KeywordHit]:
+    """Run `ranking_sql`'s and `counts_sql`'s `statements` for `terms`.
+
+    `own` fills `$3` and `$4`, the idf floor, k1 and b fill `$5` to `$7`,
+    `more` the rest. Each hit's coverage is the engine's: the idf
+    (`search.idf`) of the query terms it holds over the query's.
+    """
+    ranking, counting = statements
+    total, counts = await connection.fetchrow(counting, *terms)
+    records = await connection.fetch(
+        ranking, *terms, *own, MIN_IDF, BM25_K1, BM25_B, *more
+    )
+    weights = [idf(int(count), int(total)) for count in counts]
+    whole = sum(weights) or 1.0
+    return [
+        KeywordHit(
+            id=int(record["id"]),
+            bm25=float(record["bm25"]),
+            coverage=sum(weights[at - 1] for at in record["held"]) / whole,
+        )
+        for record in records
+    ]
+
 
 _QUERY = """
 WITH query AS (
@@ -27,25 +90,22 @@ _PREFIX = """t.term >= query.term
             AND starts_with(t.term, query.term)"""
 
 
-def ranking_sql(
+def scored_ctes(
     *,
     terms: str,
     key: str,
     columns: Sequence[str],
     tf: str,
     totals: str,
-    rows: str,
-    where: str,
-    limit: str,
+    floor: str = "$5",
 ) -> str:
-    """Return the ranking statement: `(id, bm25, held)` best first, ties by id.
+    """Return the `WITH` list of the query's terms up to their idf (`weights`).
 
-    `terms` is the postings table (`term`, `key`, `columns`), `tf` the
+    Then the terms' frequencies in each row (`freq`: `ord`, `key`, `tf`),
+    the index's totals, and each term's idf floored at the parameter
+    `floor`. `terms` is the postings table (`term`, `key`, `columns`), `tf` the
     expression of a term's frequency in a row over them (summed, weighted
-    as FTS5 weighs its columns), `totals` the table of row and token deltas,
-    `rows` the table whose `term_count` is a row's length and which `where`
-    filters (as `m`). `held` lists the query terms (by position, from 1)
-    a row holds.
+    as FTS5 weighs its columns), `totals` the table of row and token deltas.
     """
     picked = ", ".join(f"t.{column}" for column in columns)
     return f"""{_QUERY},
@@ -73,24 +133,56 @@ totals AS (
 ),
 weights AS (
     SELECT docs.ord, docs.n,
-        CASE WHEN raw.idf <= 0 THEN $5::float8 ELSE raw.idf END AS idf
+        CASE WHEN raw.idf <= 0 THEN {floor}::float8 ELSE raw.idf END AS idf
     FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
         SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
             / (docs.n::float8 + 0.5::float8)) AS idf
     ) AS raw
-)
-SELECT freq.{key} AS id,
-    -sum(
+)"""  # noqa: S608 - table and column names are the room's own constants
+
+
+def score_sum(*, length: str, k1: str = "$6", b: str = "$7") -> str:
+    """Return a row's bm25 over `freq` joined to `weights` and `totals`.
+
+    `length` is the row's length in tokens (its `term_count`); `k1` and
+    `b` the parameters holding them. Summed in the query's term order, as
+    FTS5 sums.
+    """
+    return f"""-sum(
         weights.idf * (
-            (freq.tf * ($6::float8 + 1.0::float8))
-            / (freq.tf + $6::float8 * (
-                (1.0::float8 - $7::float8)
-                + $7::float8 * m.term_count::float8
+            (freq.tf * ({k1}::float8 + 1.0::float8))
+            / (freq.tf + {k1}::float8 * (
+                (1.0::float8 - {b}::float8)
+                + {b}::float8 * {length}::float8
                     / (totals.n_tokens / totals.n_rows)
             ))
         )
         ORDER BY freq.ord
-    ) AS bm25,
+    )"""
+
+
+def ranking_sql(
+    *,
+    terms: str,
+    key: str,
+    columns: Sequence[str],
+    tf: str,
+    totals: str,
+    rows: str,
+    where: str,
+    limit: str,
+) -> str:
+    """Return the ranking statement: `(id, bm25, held)` best first, ties by id.
+
+    `terms`, `key`, `columns`, `tf` and `totals` as for `scored_ctes`;
+    `rows` the table whose `term_count` is a row's length and which `where`
+    filters (as `m`). `held` lists the query terms (by position, from 1)
+    a row holds.
+    """
+    ctes = scored_ctes(terms=terms, key=key, columns=columns, tf=tf, totals=totals)
+    return f"""{ctes}
+SELECT freq.{key} AS id,
+    {score_sum(length="m.term_count")} AS bm25,
     array_agg(freq.ord ORDER BY freq.ord) AS held
 FROM freq
 JOIN weights ON weights.ord = freq.ord

@@ -28,17 +28,9 @@ What this round leaves to the SQLite engine alone: the MATCH budget and its
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
-from ..search import idf
-from .bm25 import counts_sql, ranking_sql
-
-# FTS5's bm25 parameters (its defaults, which the engine keeps).
-BM25_K1: Final = 1.2
-BM25_B: Final = 0.75
-# FTS5's floor of a term's idf (a term in more than half the rows).
-MIN_IDF: Final = 1e-6
+from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
 
 _SEARCH: Final = ranking_sql(
     terms="memory_terms",
@@ -56,19 +48,6 @@ _SEARCH: Final = ranking_sql(
 _COUNTS: Final = counts_sql(
     terms="memory_terms", key="memory_id", totals="memory_term_totals"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class KeywordHit:
-    """A row a keyword search found: its id, FTS5's bm25 (≤ 0) and coverage."""
-
-    id: int
-    bm25: float
-    coverage: float
-
-    def as_tuple(self) -> tuple[int, float, float]:
-        """Return `(id, bm25, coverage)`, as the SQLite engine's hits are."""
-        return self.id, self.bm25, self.coverage
 
 
 class PostgresKeywords:
@@ -92,31 +71,14 @@ class PostgresKeywords:
         Ranked by FTS5's bm25 over the whole index, then ids; only rows of
         `statuses` and, when given, `scopes`; at most `limit` (None: all).
         """
-        order = list(dict.fromkeys(term for term in terms if term))
-        if not order:
+        query = query_flags(terms, prefixes)
+        if not query[0]:
             return []
-        heads = set(prefixes)
-        flags = [term in heads for term in order]
         async with self._pool.acquire() as connection:
-            total, counts = await connection.fetchrow(_COUNTS, order, flags)
-            records = await connection.fetch(
-                _SEARCH,
-                order,
-                flags,
-                list(statuses),
-                None if scopes is None else list(scopes),
-                MIN_IDF,
-                BM25_K1,
-                BM25_B,
-                limit,
+            return await ranked_hits(
+                connection,
+                (_SEARCH, _COUNTS),
+                query,
+                (list(statuses), None if scopes is None else list(scopes)),
+                (limit,),
             )
-        weights = [idf(int(count), int(total)) for count in counts]
-        whole = sum(weights) or 1.0
-        return [
-            KeywordHit(
-                id=int(record["id"]),
-                bm25=float(record["bm25"]),
-                coverage=sum(weights[at - 1] for at in record["held"]) / whole,
-            )
-            for record in records
-        ]

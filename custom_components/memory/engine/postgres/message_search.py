@@ -33,10 +33,8 @@ from typing import Any, Final
 
 from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_message
 from ..models import to_timestamp
-from ..search import idf
 from ..store import validate_limit
-from .bm25 import counts_sql, ranking_sql
-from .keywords import BM25_B, BM25_K1, MIN_IDF, KeywordHit
+from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
 
 # FTS5 column weights of `conversation_messages_fts`: terms, data (as
 # `conversations.search.BM25_WEIGHTS`).
@@ -131,36 +129,17 @@ class PostgresMessageSearch:
         of `scopes` (None: every scope; empty: none) created at or after
         `since`; at most `limit` (None: all).
         """
-        order = list(dict.fromkeys(term for term in terms if term))
-        if not order or (scopes is not None and not scopes):
+        query = query_flags(terms, prefixes)
+        if not query[0] or (scopes is not None and not scopes):
             return []
-        heads = set(prefixes)
-        flags = [term in heads for term in order]
         async with self._pool.acquire() as connection:
-            total, counts = await connection.fetchrow(_COUNTS, order, flags)
-            records = await connection.fetch(
-                _SEARCH,
-                order,
-                flags,
-                TERMS_WEIGHT,
-                DATA_WEIGHT,
-                MIN_IDF,
-                BM25_K1,
-                BM25_B,
-                None if scopes is None else list(scopes),
-                since,
-                limit,
+            return await ranked_hits(
+                connection,
+                (_SEARCH, _COUNTS),
+                query,
+                (TERMS_WEIGHT, DATA_WEIGHT),
+                (None if scopes is None else list(scopes), since, limit),
             )
-        weights = [idf(int(count), int(total)) for count in counts]
-        whole = sum(weights) or 1.0
-        return [
-            KeywordHit(
-                id=int(record["id"]),
-                bm25=float(record["bm25"]),
-                coverage=sum(weights[at - 1] for at in record["held"]) / whole,
-            )
-            for record in records
-        ]
 
     async def recent(self, query: MessageQuery) -> list[MessageHit]:
         """Return the newest messages the query's filters keep (a query with no words).

@@ -27,7 +27,7 @@ import re
 from typing import Any, Final
 
 from ..search import KeywordQuery, RowCounter, TermCounts
-from .keywords import BM25_B, BM25_K1, MIN_IDF
+from .bm25 import BM25_B, BM25_K1, MIN_IDF, score_sum, scored_ctes
 
 _QUOTED: Final = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
@@ -52,59 +52,20 @@ FROM unnest($2::text[]) AS h(head)
 TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM memory_term_totals"
 
 # The MATCH's terms ($1, $2: prefixes), FTS5's statistics and each matching
-# row's bm25 ($3 MIN_IDF, $4 k1, $5 b), as `keywords._SEARCH`.
-_SCORED: Final = """
-WITH query AS (
-    SELECT q.term, q.prefix, q.ord::int AS ord
-    FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-),
-postings AS (
-    SELECT query.ord, p.memory_id, p.tf
-    FROM query CROSS JOIN LATERAL (
-        SELECT t.memory_id, t.tf FROM memory_terms t
-        WHERE NOT query.prefix AND t.term = query.term
-        UNION ALL
-        SELECT t.memory_id, t.tf FROM memory_terms t
-        WHERE query.prefix AND t.term >= query.term
-            AND t.term < query.term || U&'\\+10FFFF'
-            AND starts_with(t.term, query.term)
-    ) AS p
-),
-freq AS (
-    SELECT ord, memory_id, sum(tf)::float8 AS tf
-    FROM postings GROUP BY ord, memory_id
-),
-docs AS (
-    SELECT ord, count(*) AS n FROM freq GROUP BY ord
-),
-totals AS (
-    SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
-        coalesce(sum(tokens), 0)::float8 AS n_tokens
-    FROM memory_term_totals
-),
-weights AS (
-    SELECT docs.ord, docs.n,
-        CASE WHEN raw.idf <= 0 THEN $3::float8 ELSE raw.idf END AS idf
-    FROM docs CROSS JOIN totals CROSS JOIN LATERAL (
-        SELECT ln(((totals.n_rows - docs.n::float8) + 0.5::float8)
-            / (docs.n::float8 + 0.5::float8)) AS idf
-    ) AS raw
-),
-"""
-
-_BM25: Final = """
-    -sum(
-        weights.idf * (
-            (freq.tf * ($4::float8 + 1.0::float8))
-            / (freq.tf + $4::float8 * (
-                (1.0::float8 - $5::float8)
-                + $5::float8 * s.term_count::float8
-                    / (totals.n_tokens / totals.n_rows)
-            ))
-        )
-        ORDER BY freq.ord
+# row's bm25 ($3 MIN_IDF, $4 k1, $5 b): `bm25`'s fragments, as in `keywords`.
+_SCORED: Final = (
+    scored_ctes(
+        terms="memory_terms",
+        key="memory_id",
+        columns=("tf",),
+        tf="sum(tf)::float8",
+        totals="memory_term_totals",
+        floor="$3",
     )
-"""
+    + ",\n"
+)
+
+_BM25: Final = score_sum(length="s.term_count", k1="$4", b="$5")
 
 # The ranked MATCH: $6 newest (0: every row), $7 and $8 the terms outside
 # it (prefixes), $9 the rows fetched (`wanted`) for `every`, $10 for the
