@@ -3,7 +3,9 @@
 Memories (`keywords`) and messages (`message_search`) rank the same way,
 over their own postings, statistics and rows: `ranking_sql` builds the ranking
 statement, `counts_sql` the statement that reads the index's rows and each
-query term's rows (for the engine's idf weights). The formula is FTS5's
+query term's rows (for the engine's idf weights), `totals_ddl` the
+triggers that keep an index's row and token totals and `compact_totals`
+the statement that folds them. The formula is FTS5's
 (`fts5_aux.c`; see `keywords`' docstring): the terms' frequencies first,
 the rows filtered only after, as a MATCH scores against its whole index.
 
@@ -213,3 +215,65 @@ SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM {totals}),
         ORDER BY q.ord
     )
 """  # noqa: S608 - table and column names are the room's own constants
+
+
+def totals_ddl(table: str, totals: str) -> tuple[str, ...]:
+    """Return the function and triggers that keep `totals` in step with `table`.
+
+    One delta row a statement (transition tables: `added`, `removed`) of the
+    rows and tokens (`term_count`) the index holds, so concurrent writers
+    never lock a shared row; `compact_totals` folds them now and then.
+    Named `{table}_totals`, `{table}_totals_insert` and so on.
+    """
+    function = f"{table}_totals"
+    return (
+        f"""
+        CREATE FUNCTION {function}() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO {totals} (rows, tokens)
+                    SELECT count(*), coalesce(sum(term_count), 0) FROM added
+                    HAVING count(*) > 0;
+            ELSIF TG_OP = 'DELETE' THEN
+                INSERT INTO {totals} (rows, tokens)
+                    SELECT -count(*), -coalesce(sum(term_count), 0) FROM removed
+                    HAVING count(*) > 0;
+            ELSE
+                INSERT INTO {totals} (rows, tokens)
+                    SELECT 0, delta FROM (
+                        SELECT coalesce((SELECT sum(term_count) FROM added), 0)
+                            - coalesce((SELECT sum(term_count) FROM removed), 0)
+                            AS delta
+                    ) AS change
+                    WHERE delta <> 0;
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """,  # noqa: S608 - table names are the room's own constants
+        f"""
+        CREATE TRIGGER {function}_insert AFTER INSERT ON {table}
+            REFERENCING NEW TABLE AS added
+            FOR EACH STATEMENT EXECUTE FUNCTION {function}()
+        """,
+        f"""
+        CREATE TRIGGER {function}_delete AFTER DELETE ON {table}
+            REFERENCING OLD TABLE AS removed
+            FOR EACH STATEMENT EXECUTE FUNCTION {function}()
+        """,
+        f"""
+        CREATE TRIGGER {function}_update AFTER UPDATE ON {table}
+            REFERENCING OLD TABLE AS removed NEW TABLE AS added
+            FOR EACH STATEMENT EXECUTE FUNCTION {function}()
+        """,
+    )
+
+
+def compact_totals(totals: str) -> str:
+    """Return the statement that folds `totals`' delta rows into one."""
+    return f"""
+WITH gone AS (DELETE FROM {totals} RETURNING rows, tokens)
+INSERT INTO {totals} (rows, tokens)
+    SELECT sum(rows), sum(tokens) FROM gone HAVING count(*) > 0
+"""  # noqa: S608 - table names are the room's own constants

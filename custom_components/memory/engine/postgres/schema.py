@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from .bm25 import compact_totals, totals_ddl
 from .schema_conversations import CONVERSATIONS_STEP
 from .schema_jobs import conversation_links, jobs_step
 from .vectors import LINK_TO_MEMORIES
@@ -183,46 +184,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """,
         # A deleted row's postings go by the foreign key's cascade; the
         # totals by one delta a statement (transition tables).
-        """
-        CREATE FUNCTION memories_totals() RETURNS trigger
-            LANGUAGE plpgsql AS $$
-        BEGIN
-            IF TG_OP = 'INSERT' THEN
-                INSERT INTO memory_term_totals (rows, tokens)
-                    SELECT count(*), coalesce(sum(term_count), 0) FROM added
-                    HAVING count(*) > 0;
-            ELSIF TG_OP = 'DELETE' THEN
-                INSERT INTO memory_term_totals (rows, tokens)
-                    SELECT -count(*), -coalesce(sum(term_count), 0) FROM removed
-                    HAVING count(*) > 0;
-            ELSE
-                INSERT INTO memory_term_totals (rows, tokens)
-                    SELECT 0, delta FROM (
-                        SELECT coalesce((SELECT sum(term_count) FROM added), 0)
-                            - coalesce((SELECT sum(term_count) FROM removed), 0)
-                            AS delta
-                    ) AS change
-                    WHERE delta <> 0;
-            END IF;
-            RETURN NULL;
-        END
-        $$
-        """,
-        """
-        CREATE TRIGGER memories_totals_insert AFTER INSERT ON memories
-            REFERENCING NEW TABLE AS added
-            FOR EACH STATEMENT EXECUTE FUNCTION memories_totals()
-        """,
-        """
-        CREATE TRIGGER memories_totals_delete AFTER DELETE ON memories
-            REFERENCING OLD TABLE AS removed
-            FOR EACH STATEMENT EXECUTE FUNCTION memories_totals()
-        """,
-        """
-        CREATE TRIGGER memories_totals_update AFTER UPDATE ON memories
-            REFERENCING OLD TABLE AS removed NEW TABLE AS added
-            FOR EACH STATEMENT EXECUTE FUNCTION memories_totals()
-        """,
+        *totals_ddl("memories", "memory_term_totals"),
     ),
     # 1 -> 2: the conversation log, its messages and their keyword postings
     # (`schema_conversations`).
@@ -241,11 +203,7 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 # Folds the totals' deltas into one row, in the caller's transaction. A row
 # another transaction folds at the same time is taken by one of them only
 # (the second's DELETE skips it once the first commits), so the sum holds.
-COMPACT_TOTALS: Final = """
-WITH gone AS (DELETE FROM memory_term_totals RETURNING rows, tokens)
-INSERT INTO memory_term_totals (rows, tokens)
-    SELECT sum(rows), sum(tokens) FROM gone HAVING count(*) > 0
-"""
+COMPACT_TOTALS: Final = compact_totals("memory_term_totals")
 # Deltas kept before a write folds them.
 COMPACT_AFTER: Final = 64
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .bm25 import compact_totals, totals_ddl
+
 CONVERSATIONS_STEP: Final[tuple[str, ...]] = (
     """
     CREATE TABLE conversations (
@@ -154,54 +156,8 @@ CONVERSATIONS_STEP: Final[tuple[str, ...]] = (
             OR OLD.data_terms IS DISTINCT FROM NEW.data_terms)
         EXECUTE FUNCTION conversation_messages_postings()
     """,
-    """
-    CREATE FUNCTION conversation_messages_totals() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP = 'INSERT' THEN
-            INSERT INTO message_term_totals (rows, tokens)
-                SELECT count(*), coalesce(sum(term_count), 0) FROM added
-                HAVING count(*) > 0;
-        ELSIF TG_OP = 'DELETE' THEN
-            INSERT INTO message_term_totals (rows, tokens)
-                SELECT -count(*), -coalesce(sum(term_count), 0) FROM removed
-                HAVING count(*) > 0;
-        ELSE
-            INSERT INTO message_term_totals (rows, tokens)
-                SELECT 0, delta FROM (
-                    SELECT coalesce((SELECT sum(term_count) FROM added), 0)
-                        - coalesce((SELECT sum(term_count) FROM removed), 0)
-                        AS delta
-                ) AS change
-                WHERE delta <> 0;
-        END IF;
-        RETURN NULL;
-    END
-    $$
-    """,
-    """
-    CREATE TRIGGER conversation_messages_totals_insert
-        AFTER INSERT ON conversation_messages
-        REFERENCING NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION conversation_messages_totals()
-    """,
-    """
-    CREATE TRIGGER conversation_messages_totals_delete
-        AFTER DELETE ON conversation_messages
-        REFERENCING OLD TABLE AS removed
-        FOR EACH STATEMENT EXECUTE FUNCTION conversation_messages_totals()
-    """,
-    """
-    CREATE TRIGGER conversation_messages_totals_update
-        AFTER UPDATE ON conversation_messages
-        REFERENCING OLD TABLE AS removed NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION conversation_messages_totals()
-    """,
+    *totals_ddl("conversation_messages", "message_term_totals"),
 )
 
 # Folds the message totals' deltas into one row (as `schema.COMPACT_TOTALS`).
-COMPACT_MESSAGE_TOTALS: Final = """
-WITH gone AS (DELETE FROM message_term_totals RETURNING rows, tokens)
-INSERT INTO message_term_totals (rows, tokens)
-    SELECT sum(rows), sum(tokens) FROM gone HAVING count(*) > 0
-"""
+COMPACT_MESSAGE_TOTALS: Final = compact_totals("message_term_totals")
