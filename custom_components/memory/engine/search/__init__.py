@@ -2,21 +2,14 @@
 
 `keywords` (a query's terms, weights, the bounded FTS5 MATCH), `semantic`
 (the vector pool and exact cosines), `fusion` (both signals on their own
-scales, combined), `hybrid` (the one hybrid search over a `Corpus`: memories
+scales, combined), `candidates` (what one search works on: tables,
+request, candidates), `hybrid` (the one hybrid search over a `Corpus`: memories
 or conversation messages), `memories` (the memories' corpus and search).
 """
 
+from .candidates import KEYWORD_POOL, Candidates, Request, Tables, Vectors
 from .fusion import Ranked, add_context, fuse
-from .hybrid import (
-    KEYWORD_OVERFETCH,
-    KEYWORD_POOL,
-    Candidates,
-    Corpus,
-    HybridSearch,
-    Request,
-    Tables,
-    Vectors,
-)
+from .hybrid import KEYWORD_OVERFETCH, Corpus, HybridSearch
 from .keywords import (
     MATCH_BUDGET,
     KeywordQuery,

@@ -17,112 +17,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 import contextlib
-from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import aiosqlite
-import numpy as np
 
 from ..errors import StoreError
 from ..languages import language_code
 from ..models import Vector
-from ..sql import ID_CHUNK, IDS, placeholders, rows_in
-from ..vectors import Scale, VectorIndex
-from .fusion import Ranked, fuse
-from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
-from .semantic import (
-    SEMANTIC_POOL,
-    cosines_outside_pool,
-    exact_cosines,
-    row_cosines,
-    semantic_pool,
+from ..sql import IDS, rows_in
+from ..vectors import Scale
+from .candidates import (
+    Candidates,
+    KeywordHits,
+    Request,
+    Tables,
+    Vectors,
+    stored_cosines,
 )
+from .fusion import Ranked
+from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
+from .semantic import SEMANTIC_POOL, cosines_outside_pool, exact_cosines, semantic_pool
 
-# Candidates the keyword signal contributes before fusion (tuned by
-# bench/locomo.py). Every candidate is then scored on both signals (keyword
-# hits outside the semantic pool get their exact cosine), which makes the
-# pools' size matter little: 50 and 200 gave the same recall on LoCoMo.
-KEYWORD_POOL: Final = 50
 # FTS5 ranks its matches alone and hands over this many times the keyword
 # pool to be joined with the rows and filtered (bench/engine.py: a third of
 # the keyword query's time at 100k memories).
 KEYWORD_OVERFETCH: Final = 4
-
-# Keyword hits `(id, bm25, coverage)`, best first.
-type KeywordHits = list[tuple[int, float, float]]
-
-
-@dataclass(frozen=True, slots=True)
-class Tables:
-    """Where a corpus lives: its rows, their FTS5 index and their vectors.
-
-    `rows` has `id` and `terms` (the analysed text the FTS5 index holds);
-    `embeddings` has `model`, `vector` and the row's id in column `key`.
-    """
-
-    rows: str
-    fts: str
-    embeddings: str
-    key: str
-    # FTS5's rank of a match: `bm25(<fts>)`, with column weights if any.
-    bm25: str
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One search of a corpus, its filters already SQL (rows as `m`)."""
-
-    text: str
-    vector: Vector | None
-    language: str | None
-    limit: int
-    min_score: float
-    where: str
-    params: list[Any]
-    # A follow-up's earlier turns `(text, weight)` (`keywords.keyword_query`).
-    earlier: Sequence[tuple[str, float]] = ()
-
-    @property
-    def words(self) -> bool:
-        """Whether the query has text to match (not empty, not `*`)."""
-        return self.text.strip() not in ("", "*")
-
-    @property
-    def pool(self) -> int:
-        """The keyword pool: KEYWORD_POOL, or the limit if larger."""
-        return max(KEYWORD_POOL, self.limit)
-
-
-@dataclass(frozen=True, slots=True)
-class Vectors:
-    """A corpus's vectors for one query: its unit vector, index and model.
-
-    `conn` reads the semantic pool (None: no pool, the keyword hits still
-    get their cosines on the reader).
-    """
-
-    unit: Vector
-    index: VectorIndex
-    model: str
-    conn: aiosqlite.Connection | None
-
-
-@dataclass(slots=True)
-class Candidates:
-    """A search's candidates so far, on both signals."""
-
-    keywords: KeywordQuery | None
-    keyword: KeywordHits
-    # The semantic pool `(id, cosine)`, best first.
-    semantic: list[tuple[int, float]]
-    # Cosines of candidates outside the semantic pool.
-    similarity: dict[int, float] = field(default_factory=dict)
-    # The query's vectors (None: keywords only).
-    vectors: Vectors | None = None
-
-    def fused(self, scale: Scale | None) -> list[Ranked]:
-        """Both signals merged into one ranking (`fusion.fuse`)."""
-        return fuse(self.keyword, self.semantic, self.similarity, scale, self.keywords)
 
 
 class Corpus[H](Protocol):
@@ -187,29 +106,34 @@ class HybridSearch:
             return await corpus.recent(request.where, request.params, request.limit)
         vectors = await corpus.vectors(request.vector)
         # The vector scan runs in a worker thread (numpy) or on its own
-        # connection (vec0): started first, it overlaps the FTS5 query.
-        semantic_task = asyncio.create_task(self._semantic(request, vectors))
+        # connection (vec0): started first, it overlaps the FTS5 query. Once
+        # the keyword side has analysed the query (`analysed`), the vector
+        # side also reads its pool's bm25, so that no statement waits for both.
+        analysed: asyncio.Future[KeywordQuery | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+        semantic_task = asyncio.create_task(self._semantic(request, vectors, analysed))
         try:
-            keyword, cosines, keywords = await self._keyword(corpus, request, vectors)
+            keyword, cosines, keywords = await self._keyword(
+                corpus, request, vectors, analysed
+            )
         except BaseException:
             semantic_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, StoreError):
                 await semantic_task
             raise
-        semantic = await semantic_task
+        semantic, scored = await semantic_task
         # Keyword hits outside the semantic pool keep the cosine their row
-        # brought, or get it now (`late`, read with the bm25 of the pool
-        # members outside the keyword pool).
+        # brought; pool members outside the keyword pool get the bm25 the
+        # vector side read (`scored`).
         pooled = {item_id for item_id, _score in semantic}
-        late = [i for i, _bm25, _cover in keyword if i not in pooled and semantic]
-        outside = {i: score for i, score in (cosines or {}).items() if i not in pooled}
+        outside = {i: score for i, score in cosines.items() if i not in pooled}
         candidates = Candidates(
             keywords, keyword, semantic, outside if semantic else {}, vectors
         )
-        candidates.keyword, cosines = await self._complete_keyword(
-            corpus.reader, request, candidates, pooled, late if cosines is None else []
+        candidates.keyword = await self._complete_keyword(
+            corpus.reader, request, candidates, pooled, scored
         )
-        candidates.similarity |= cosines
         # How unrelated rows score with this query; a search by vector
         # alone (no words) keeps raw cosines.
         scale = (
@@ -250,8 +174,12 @@ class HybridSearch:
         )
 
     async def _keyword[H](
-        self, corpus: Corpus[H], request: Request, vectors: Vectors | None
-    ) -> tuple[KeywordHits, dict[int, float] | None, KeywordQuery | None]:
+        self,
+        corpus: Corpus[H],
+        request: Request,
+        vectors: Vectors | None,
+        analysed: asyncio.Future[KeywordQuery | None] | None = None,
+    ) -> tuple[KeywordHits, dict[int, float], KeywordQuery | None]:
         """FTS5 hits `(id, bm25, coverage)` best first, their cosines, the query.
 
         FTS5 ranks its matches on its own first (a bounded sort, without
@@ -259,14 +187,17 @@ class HybridSearch:
         pool are joined and filtered: far cheaper than joining every match.
         Only when the filters leave too few of those is every match joined.
         With `vectors`, each hit's stored vector comes along and its cosine
-        is returned; but not when the rows are ranked again in Python
-        (`KeywordQuery.others`): of the KEYWORD_OVERFETCH times the pool
-        fetched, only the pool's are needed, and only those outside the
-        semantic pool, so they are read later (cosines None).
+        is returned; when the rows are ranked again in Python
+        (`KeywordQuery.others`), of the KEYWORD_OVERFETCH times the pool
+        fetched only the pool's are needed, so they are read after the
+        ranking. The analysed query is handed to the vector side
+        (`analysed`) before the MATCH runs.
         """
         keywords = await self.keyword_query(
             corpus, request.text.strip(), request.language, request.earlier
         )
+        if analysed is not None:
+            analysed.set_result(keywords)
         if keywords is None:
             return [], {}, None
         tables = self.tables
@@ -341,8 +272,17 @@ class HybridSearch:
         else:
             hits = [keywords.hit(int(row[0]), float(row[2]), row[1]) for row in rows]
         if vectors is not None and keywords.others:
-            return hits, None, keywords
-        return hits, _cosines(rows, vectors), keywords
+            # Only the pool's vectors: one read, still beside the vector side.
+            cosines = await exact_cosines(
+                conn,
+                vectors.unit,
+                [hit[0] for hit in hits],
+                table=tables.embeddings,
+                key=tables.key,
+                model=vectors.model,
+            )
+            return hits, cosines, keywords
+        return hits, stored_cosines(rows, vectors), keywords
 
     def _bm25_of(self) -> str:
         """SELECT `(id, bm25 or NULL, terms, NULL)` of `ids` ({IDS}; then the MATCH)."""
@@ -381,41 +321,24 @@ class HybridSearch:
         request: Request,
         candidates: Candidates,
         ids: Iterable[int],
-        late: Sequence[int] = (),
-    ) -> tuple[KeywordHits, dict[int, float]]:
+        scored: KeywordHits | None = None,
+    ) -> KeywordHits:
         """Add to the keyword hits the bm25 of `ids` outside the keyword pool.
 
         Only needed when the pool was full: if it was not, every match that
-        passes the filters is in it already. Returns the cosines of the
-        keyword hits `late` too, read in the same statement.
+        passes the filters is in it already. `scored` holds the hits among
+        `ids` read already (the vector side's pool, `_semantic`); without
+        it they are read now.
         """
-        keyword, tables = candidates.keyword, self.tables
-        keywords, vectors = candidates.keywords, candidates.vectors
+        keyword = candidates.keyword
+        if len(keyword) < request.pool:
+            return keyword
         have = {hit[0] for hit in keyword}
         missing = sorted({item_id for item_id in ids if item_id not in have})
-        if len(keyword) < request.pool:
-            missing = []
-        if keywords is None or vectors is None or not late:
-            return keyword + await self.keyword_of(conn, keywords, missing), {}
-        if not missing or len(missing) + len(late) > ID_CHUNK:
-            hits = await self.keyword_of(conn, keywords, missing)
-            table, key, model = tables.embeddings, tables.key, vectors.model
-            cosines = await exact_cosines(
-                conn, vectors.unit, late, table=table, key=key, model=model
-            )
-            return keyword + hits, cosines
-        key = tables.key
-        rows = list(
-            await conn.execute_fetchall(
-                self._bm25_of().replace(IDS, placeholders(len(missing)))
-                + f" UNION ALL SELECT e.{key}, NULL, NULL, e.vector "  # noqa: S608
-                f"FROM {tables.embeddings} e WHERE e.model = ? "
-                f"AND e.{key} IN ({placeholders(len(late))})",
-                [*missing, keywords.expression, vectors.model, *late],
-            )
-        )
-        hits = keywords.hits([row for row in rows if row[3] is None])
-        return keyword + hits, _cosines(rows, vectors)
+        if scored is not None:
+            wanted = set(missing)
+            return keyword + [hit for hit in scored if hit[0] in wanted]
+        return keyword + await self.keyword_of(conn, candidates.keywords, missing)
 
     async def complete(
         self,
@@ -430,7 +353,7 @@ class HybridSearch:
         outside the keyword pool get their bm25 if the pool was full (if it
         was not, every match is in it already).
         """
-        candidates.keyword, _cosines = await self._complete_keyword(
+        candidates.keyword = await self._complete_keyword(
             conn, request, candidates, ids
         )
         cosines = await self._similarity(conn, request, candidates, ids)
@@ -458,15 +381,20 @@ class HybridSearch:
         )
 
     async def _semantic(
-        self, request: Request, vectors: Vectors | None
-    ) -> list[tuple[int, float]]:
-        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
+        self,
+        request: Request,
+        vectors: Vectors | None,
+        analysed: asyncio.Future[KeywordQuery | None],
+    ) -> tuple[list[tuple[int, float]], KeywordHits | None]:
+        """Return the semantic pool `(id, cosine)`, best first, and its keyword hits.
 
-        Reads through the corpus's vector connection, so that it runs beside
-        the keyword query on the reader instead of queueing behind it.
+        The pool is exactly re-scored, read through the corpus's vector
+        connection, so that it runs beside the keyword query on the reader
+        instead of queueing behind it; then, on the same connection, the
+        bm25 of the pool's rows once the query is `analysed` (None: no pool).
         """
         if vectors is None or vectors.conn is None:
-            return []
+            return [], None
         tables = self.tables
         key = f"e.{tables.key}"
         base = (
@@ -474,7 +402,7 @@ class HybridSearch:
             f"JOIN {tables.rows} m ON m.id = {key} "
             f"WHERE e.model = ? AND {request.where}"
         )
-        return await semantic_pool(
+        pool = await semantic_pool(
             vectors.conn,
             vectors.index,
             vectors.unit,
@@ -483,17 +411,6 @@ class HybridSearch:
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
         )
-
-
-def _cosines(
-    rows: Sequence[Sequence[Any]], vectors: Vectors | None
-) -> dict[int, float]:
-    """Cosines with the query of the rows `(id, …, vector or NULL)` that hold one."""
-    stored = [row for row in rows if row[3] is not None]
-    if vectors is None or not stored:
-        return {}
-    matrix = np.frombuffer(b"".join(row[3] for row in stored), dtype=np.float32)
-    scores = row_cosines(matrix.reshape(len(stored), -1), vectors.unit)
-    return {
-        int(row[0]): float(score) for row, score in zip(stored, scores, strict=True)
-    }
+        keywords = await analysed
+        ids = [item_id for item_id, _score in pool]
+        return pool, await self.keyword_of(vectors.conn, keywords, ids)

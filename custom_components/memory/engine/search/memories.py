@@ -30,8 +30,9 @@ from ..store import (
     validate_limit,
 )
 from ..vectors import Scale, VectorIndex, as_unit_vector
+from .candidates import Candidates, Request, Tables, Vectors
 from .fusion import Ranked, add_context
-from .hybrid import Candidates, HybridSearch, Request, Tables, Vectors
+from .hybrid import HybridSearch
 from .keywords import MATCH_BUDGET
 
 MEMORY_TABLES: Final = Tables(
