@@ -14,6 +14,9 @@ write run is a fresh subprocess, so the resident memory of one configuration
 never leaks into another's numbers, and each figure is the median over
 `--runs` runs. Query embedding is excluded: query vectors are made up front.
 
+`--match-budget N` searches with another bound on the rows a keyword MATCH
+scores (`MemoryStore.match_budget`), on both engines.
+
 With `--compare DIR` (a folder holding another version's `engine` package)
 each size is built once per engine (the same corpus and queries from the
 same seed, each database by its own engine, so schemas may differ) and the
@@ -488,6 +491,8 @@ async def task_search(spec: dict[str, Any]) -> dict[str, Any]:
     open_seconds = time.perf_counter() - start
     if spec["backend"] != "auto" and store.vector_backend != spec["backend"]:
         raise RuntimeError(f"asked for {spec['backend']}, got {store.vector_backend}")
+    if spec.get("budget"):
+        store.match_budget = int(spec["budget"])
     loaded = _proc_status()
     result: dict[str, Any] = {
         "used": store.vector_backend,
@@ -750,7 +755,7 @@ def run_all(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                     runs[label].append(
                         _run_worker(
                             {"task": "search", "backend": backend, "modes": MODES}
-                            | {"warmup": args.warmup}
+                            | {"warmup": args.warmup, "budget": args.match_budget}
                             | files[label]
                         )
                     )
@@ -1108,6 +1113,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--match-budget",
+        type=int,
+        help="rows a keyword MATCH may find (default: the engine's MATCH_BUDGET)",
+    )
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--add-count", type=int, default=10_000)
     parser.add_argument("--single-count", type=int, default=500)

@@ -54,12 +54,12 @@ from ..languages import (
 )
 
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5's
-# bm25 costs about 1 us a row here. Measured at 100k synthetic memories on
-# an idle machine (keyword-only p95 / target in the top 10): 1000: 5.0-5.4
-# ms / 0.59, 1500: 6.0 / 0.62, 2000: 6.2-6.5 / 0.62; the engine before #13:
-# 41 ms / 0.63. Hybrid keeps every target at every budget, and no LoCoMo
-# conversation reaches it (docs/benchmarks/engine.md, "#13").
-MATCH_BUDGET: Final = 2000
+# bm25 costs about 0.5 us a row here. Keyword-only target in the top 10 at
+# 1000 / 1500 / 2000 (bench/engine.py --match-budget): 10k 0.87 at all
+# three, 100k 0.59 / 0.62 / 0.62, 300k 0.48 / 0.485 / 0.48; hybrid 1.00 at
+# every budget, and no LoCoMo conversation or household set reaches it
+# (docs/benchmarks/engine.md, "#13" and "#25: the keyword side").
+MATCH_BUDGET: Final = 1500
 # Compound parts added to one query at most.
 MAX_PARTS: Final = 8
 # `TermCounts` keeps the counts of terms in at least this many rows...
