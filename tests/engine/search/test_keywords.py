@@ -9,11 +9,11 @@ import pytest
 
 from custom_components.memory.engine import MemoryStore, SearchQuery
 from custom_components.memory.engine.search.keywords import (
-    CACHE_ROWS,
-    TermCounts,
+    MATCH_SHARE,
     idf,
     keyword_query,
 )
+from custom_components.memory.engine.search.term_counts import CACHE_ROWS, TermCounts
 from tests.engine.conftest import contents, ids, memory
 
 
@@ -303,3 +303,31 @@ async def test_hostile_text_is_a_valid_match(
             (keywords.expression,),
         )
     await store.search(SearchQuery(text=text, language=language or None))
+
+
+async def test_the_match_budget_grows_with_the_index(store: MemoryStore) -> None:
+    """A large index lets the MATCH find MATCH_SHARE of its rows if that is more."""
+    await store.add_many([memory(f"Kitchen note {i}") for i in range(1000)])
+    total = await store.finder._hybrid.rows.count(store.reader)
+    bounded = await keyword_query(
+        store.reader,
+        "kitchen",
+        ["en"],
+        vocab="memories_fts_vocab",
+        total=total,
+        budget=1,
+        index="memories_fts",
+    )
+    assert bounded is not None
+    assert bounded.newest == int(total * MATCH_SHARE) == 2
+    wider = await keyword_query(
+        store.reader,
+        "kitchen",
+        ["en"],
+        vocab="memories_fts_vocab",
+        total=total,
+        budget=5,
+        index="memories_fts",
+    )
+    assert wider is not None
+    assert wider.newest == 5

@@ -35,8 +35,9 @@ from .candidates import (
     stored_cosines,
 )
 from .fusion import Ranked
-from .keywords import KeywordQuery, RowCounter, TermCounts, keyword_query
+from .keywords import KeywordQuery, keyword_query
 from .semantic import SEMANTIC_POOL, cosines_outside_pool, exact_cosines, semantic_pool
+from .term_counts import RowCounter, TermCounts
 
 # FTS5 ranks its matches alone and hands over this many times the keyword
 # pool to be joined with the rows and filtered (bench/engine.py: a third of
