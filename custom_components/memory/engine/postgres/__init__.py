@@ -9,8 +9,11 @@ de-duplication, read, forget), `keywords` (search with FTS5's bm25),
 save, end, erase; `conversation_reads` its lists and pages,
 `message_search` its keyword search with FTS5's bm25), `notify` (each
 write's `pg_notify`, the `ChangeFeed` other instances listen with),
-`vectors` (pgvector: exact below a size, HNSW above). Nothing outside this
-room uses it yet.
+`vectors` (pgvector: exact below a size, HNSW above), and `store`: the
+`PostgresStore` facade, `MemoryStore`'s calls composed of those parts
+(`store_browse` its pages, `store_vectors` its model's index), its
+listeners told of its own writes and, through a `ChangeFeed`, of other
+instances'. Nothing outside this room uses it yet.
 """
 
 from .bm25 import KeywordHit
@@ -34,6 +37,7 @@ from .server import (
     classify,
     redact_url,
 )
+from .store import PostgresStore
 from .transfer import sqlite_to_postgres
 from .transfer_back import postgres_to_sqlite
 from .transfer_report import TableCount, TransferReport
@@ -58,6 +62,7 @@ __all__ = [
     "PostgresMessageSearch",
     "PostgresReads",
     "PostgresSearch",
+    "PostgresStore",
     "ServerCheck",
     "ServerFacts",
     "ServerProblem",

@@ -1,0 +1,378 @@
+"""`PostgresStore`: the memory store's facade on PostgreSQL, as `MemoryStore` on SQLite.
+
+The same public calls with the same results and errors, for what the
+integration asks of the store, composed of this room's parts over one
+asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
+(supersede, reword, details, restore, expire, recall), `PostgresReads`
+(history, twins, topics, counts), `StoreVectors` (the model's
+`PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
+with SQLite's keyset cursor) and a `ChangeFeed`.
+
+Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
+after each of this store's committed writes, as SQLite's are, and when the
+feed hears another instance's write (or reconnects, when notices may have
+been lost); the feed leaves out this instance's own notices, so no write is
+told twice. Each store names itself with a random `instance`.
+
+Unlike SQLite's file, the writes of several instances interleave: the
+parts lock what they change and the one-active-twin index settles two
+adds of one fact (one row, both get it). `cosine_scale` reads the server,
+so it is a coroutine here. A reworded memory's vectors are deleted after
+its reword commits (SQLite: in the same transaction). The URL holds a
+password: it is only ever logged through `redact_url`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+import logging
+import time
+from typing import Any, Final, Literal
+import uuid
+
+import numpy.typing as npt
+
+from ..errors import DatabaseTooNewError, DatabaseUnavailableError, InvalidInputError
+from ..languages import DEFAULT_LANGUAGE
+from ..models import (
+    AddResult,
+    MemoryItem,
+    MemoryType,
+    NewMemory,
+    SearchHit,
+    SearchQuery,
+    StoreStats,
+    Vector,
+)
+from ..search import MATCH_BUDGET
+from ..store import BrowsePage, BrowseQuery
+from ..vectors import Scale, as_unit_vectors
+from .curation import PostgresCuration
+from .memories import PostgresMemories
+from .notify import Change, ChangeFeed
+from .reads import PostgresReads
+from .schema import migrate
+from .server import check_server, redact_url
+from .store_browse import browse
+from .store_vectors import StoreVectors
+from .vectors import register_vector
+
+_LOGGER = logging.getLogger(__name__)
+
+# Connections of the pool: a search holds two at once (keywords, vectors).
+POOL_SIZE: Final = 4
+
+
+@dataclass(slots=True)
+class _Parts:
+    """What an open store holds."""
+
+    pool: Any
+    memories: PostgresMemories
+    curation: PostgresCuration
+    reads: PostgresReads
+    vectors: StoreVectors
+    feed: ChangeFeed
+
+
+class PostgresStore:
+    """Stores, finds and forgets memories in one PostgreSQL database."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str | None = None,
+        clock: Callable[[], float] = time.time,
+        language: str = DEFAULT_LANGUAGE,
+        instance: str | None = None,
+        pool_size: int = POOL_SIZE,
+    ) -> None:
+        """Hold the URL and settings; nothing connects until `open`.
+
+        `instance` names this store in its change notices (default: a
+        random name), so that its feed can leave its own out.
+        """
+        self._url = url
+        self._model = model
+        self._clock = clock
+        self._language = language
+        self.instance = instance or uuid.uuid4().hex
+        self._pool_size = pool_size
+        self._parts: _Parts | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._match_budget: int | None = None
+
+    def __repr__(self) -> str:
+        """Name the store by its URL, the password hidden."""
+        return f"PostgresStore({redact_url(self._url)!r})"
+
+    # -- the database -------------------------------------------------------
+
+    @property
+    def language(self) -> str:
+        """Home Assistant's language: of texts that come without their own."""
+        return self._language
+
+    @property
+    def model(self) -> str | None:
+        """The embedding model searches use."""
+        return self._model
+
+    def _open(self) -> _Parts:
+        if self._parts is None:
+            raise DatabaseUnavailableError("the memory store is not open", path="")
+        return self._parts
+
+    async def open(self) -> None:
+        """Check the server, make the pool, migrate, load the index, listen.
+
+        A server the engine cannot use raises `DatabaseUnavailableError`
+        with `check_server`'s message (no password in it); a schema newer
+        than this code `DatabaseTooNewError`. Harmless when already open.
+        """
+        if self._parts is not None:
+            return
+        import asyncpg  # noqa: PLC0415
+
+        check = await check_server(self._url)
+        if not check.ok:
+            raise DatabaseUnavailableError(check.message, path=redact_url(self._url))
+        pool = await asyncpg.create_pool(
+            self._url, min_size=1, max_size=self._pool_size, init=register_vector
+        )
+        try:
+            self._parts = await self._assemble(pool)
+        except BaseException:
+            await pool.close()
+            raise
+        _LOGGER.debug("Opened the memories on %s", redact_url(self._url))
+
+    async def _assemble(self, pool: Any) -> _Parts:
+        """Migrate, make the parts over `pool` and start the change feed."""
+        async with pool.acquire() as connection:
+            try:
+                await migrate(connection)
+            except RuntimeError as err:
+                raise DatabaseTooNewError(str(err), path="") from err
+        clock, language, instance = self._clock, self._language, self.instance
+        vectors = StoreVectors(pool, self._model, language=language, clock=clock)
+        await vectors.load()
+        if self._match_budget is not None:
+            vectors.search.match_budget = self._match_budget
+        feed = ChangeFeed(self._url, instance=instance, ignore_own=True)
+        feed.add_listener(self._heard)
+        await feed.start()
+        return _Parts(
+            pool=pool,
+            memories=PostgresMemories(
+                pool, language=language, clock=clock, instance=instance
+            ),
+            curation=PostgresCuration(
+                pool, language=language, clock=clock, instance=instance
+            ),
+            reads=PostgresReads(pool),
+            vectors=vectors,
+            feed=feed,
+        )
+
+    async def close(self) -> None:
+        """Stop listening and close the pool; safe to call twice."""
+        parts, self._parts = self._parts, None
+        if parts is None:
+            return
+        try:
+            await parts.feed.stop()
+        finally:
+            await parts.pool.close()
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` after every committed change, this store's or another's."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        """Tell the listeners that a change was committed."""
+        for listener in list(self._listeners):
+            listener()
+
+    def _heard(self, _change: Change) -> None:
+        """Another instance wrote (or notices were lost): tell the listeners."""
+        self._changed()
+
+    # -- the memories -------------------------------------------------------
+
+    async def add(
+        self, memory: NewMemory, *, vector: npt.ArrayLike | None = None
+    ) -> AddResult:
+        """Add one memory, or return its active twin in the same scope."""
+        return (await self.add_many([memory], vectors=[vector]))[0]
+
+    async def add_many(
+        self,
+        memories: Sequence[NewMemory],
+        *,
+        vectors: Sequence[npt.ArrayLike | None] | None = None,
+    ) -> list[AddResult]:
+        """Add memories in one transaction; vectors are stored for created ones.
+
+        Memories and vectors are all checked before anything is written;
+        the vectors follow in a second transaction.
+        """
+        parts = self._open()
+        prepared = parts.memories.prepare(memories)
+        if vectors is not None and len(vectors) != len(memories):
+            raise InvalidInputError("one vector per memory is needed")
+        units = as_unit_vectors(list(vectors or []))
+        if self._model is None and any(unit is not None for unit in units):
+            raise InvalidInputError("the store has no embedding model for vectors")
+        written = await parts.memories.write(prepared, self._clock())
+        new = {
+            item.id: unit
+            for (item, created), unit in zip(written, units, strict=False)
+            if created and unit is not None
+        }
+        if new:
+            await parts.vectors.set_vectors(new)
+        self._changed()
+        return [AddResult(item=item, created=created) for item, created in written]
+
+    async def forget(self, ids: Sequence[int], *, purge: bool = False) -> list[int]:
+        """Archive memories, or with `purge` delete them (vectors go with them)."""
+        forgotten = await self._open().memories.forget(ids, purge=purge)
+        if forgotten:
+            self._changed()
+        return forgotten
+
+    async def expire_due(self) -> list[int]:
+        """Archive active memories whose expiry time has passed (ids ascending)."""
+        expired = await self._open().curation.expire_due()
+        if expired:
+            self._changed()
+        return expired
+
+    async def mark_recalled(self, ids: Sequence[int]) -> None:
+        """Record that memories were put into a prompt (no listener is told)."""
+        await self._open().curation.mark_recalled(ids)
+
+    async def get(self, item_id: int) -> MemoryItem | None:
+        """One memory by id, whatever its status."""
+        return await self._open().memories.get(item_id)
+
+    async def get_many(self, ids: Sequence[int]) -> dict[int, MemoryItem]:
+        """Memories by id; missing ids are absent from the result."""
+        return await self._open().memories.get_many(ids)
+
+    async def supersede(
+        self, old_id: int, new: NewMemory, *, also: Sequence[int] = ()
+    ) -> tuple[MemoryItem, MemoryItem]:
+        """Add `new` and mark `old_id` (and `also`) superseded by it, atomically."""
+        pair = await self._open().curation.supersede(old_id, new, also=also)
+        self._changed()
+        return pair
+
+    async def update_content(
+        self,
+        item_id: int,
+        *,
+        content: str,
+        confidence: float | None = None,
+        topic: str | None = None,
+    ) -> MemoryItem:
+        """Reword an active memory in place; vectors of the old text are deleted."""
+        parts = self._open()
+        before = await parts.memories.get(item_id)
+        updated = await parts.curation.update_content(
+            item_id, content=content, confidence=confidence, topic=topic
+        )
+        if before is not None and before.content != updated.content:
+            await parts.vectors.remove_all_models(item_id)
+        self._changed()
+        return updated
+
+    async def update_details(
+        self,
+        item_id: int,
+        *,
+        kind: MemoryType | None = None,
+        tags: Sequence[str] | None = None,
+        expires_at: datetime | Literal["keep"] | None = "keep",
+        scope: str | None = None,
+    ) -> MemoryItem:
+        """Change an active memory's type, tags, expiry or owner, in place."""
+        updated = await self._open().curation.update_details(
+            item_id, kind=kind, tags=tags, expires_at=expires_at, scope=scope
+        )
+        self._changed()
+        return updated
+
+    async def restore(self, ids: Sequence[int]) -> list[int]:
+        """Bring archived memories back; active ones are left as they are."""
+        restored = await self._open().curation.restore(ids)
+        if restored:
+            self._changed()
+        return restored
+
+    async def stats(self) -> StoreStats:
+        """Return counts and sizes for sensors and diagnostics (never content)."""
+        parts = self._open()
+        stats = await parts.reads.stats(model=self._model)
+        return replace(stats, vectors_by_model=await parts.vectors.counts())
+
+    # -- vectors and search -------------------------------------------------
+
+    async def set_vectors(self, vectors: Mapping[int, npt.ArrayLike]) -> None:
+        """Store (or replace) vectors of the store's model for existing items."""
+        if await self._open().vectors.set_vectors(vectors):
+            self._changed()
+
+    async def cosine_scale(self, unit: Vector) -> Scale | None:
+        """Give how a unit query scores with unrelated memories (a coroutine here)."""
+        return await self._open().vectors.cosine_scale(unit)
+
+    @property
+    def match_budget(self) -> int:
+        """Rows a keyword MATCH may find (`search.MATCH_BUDGET`)."""
+        if self._parts is not None:
+            return self._parts.vectors.search.match_budget
+        return MATCH_BUDGET if self._match_budget is None else self._match_budget
+
+    @match_budget.setter
+    def match_budget(self, budget: int) -> None:
+        self._match_budget = budget
+        if self._parts is not None:
+            self._parts.vectors.search.match_budget = budget
+
+    async def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Find memories: keyword, semantic or both, fused into one ranking."""
+        vectors = self._open().vectors
+        if query.vector is not None and vectors.index is None:
+            # Another instance may have stored the first vectors meanwhile.
+            await vectors.load()
+        return await vectors.search.search(query)
+
+    async def stored_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        """Read the active model's unit vectors of `ids` (those that have one)."""
+        return await self._open().vectors.stored(ids)
+
+    # -- lookups and browsing -----------------------------------------------
+
+    async def find_active(self, scope: str, content: str) -> MemoryItem | None:
+        """Find the active memory of `scope` whose text normalises like `content`."""
+        return await self._open().reads.find_active(scope, content)
+
+    async def active_by_topic(self, scope: str, topic: str) -> list[MemoryItem]:
+        """Active memories of `scope` with this exact topic, newest first."""
+        return await self._open().reads.active_by_topic(scope, topic)
+
+    async def browse(self, query: BrowseQuery) -> BrowsePage:
+        """Return one page of memories in an order, and how many match."""
+        return await browse(self._open().pool, query, self._clock())
+
+    async def history(
+        self, item: MemoryItem
+    ) -> tuple[list[MemoryItem], list[MemoryItem]]:
+        """Return what `item` superseded, oldest first, and what superseded it."""
+        return await self._open().reads.history(item)
