@@ -225,14 +225,17 @@ class PostgresStore:
         prepared = parts.memories.prepare(memories)
         if vectors is not None and len(vectors) != len(memories):
             raise InvalidInputError("one vector per memory is needed")
-        units = as_unit_vectors(list(vectors or []))
-        if self._model is None and any(unit is not None for unit in units):
+        given = list(vectors or [])
+        # Checked here, scaled once by `set_vectors`: a unit vector scaled
+        # again may change in its last bits, and its cosines with it.
+        checked = as_unit_vectors(given)
+        if self._model is None and any(unit is not None for unit in checked):
             raise InvalidInputError("the store has no embedding model for vectors")
         written = await parts.memories.write(prepared, self._clock())
         new = {
-            item.id: unit
-            for (item, created), unit in zip(written, units, strict=False)
-            if created and unit is not None
+            item.id: vector
+            for (item, created), vector in zip(written, given, strict=False)
+            if created and vector is not None
         }
         if new:
             await parts.vectors.set_vectors(new)

@@ -93,6 +93,8 @@ class StoreVectors:
         """
         if self._model is None:
             raise InvalidInputError("the store has no embedding model for vectors")
+        # Checked here; `PostgresSearch.set_vectors` scales them, once: a
+        # unit vector scaled again may change in its last bits.
         units = {item_id: as_unit_vector(vector) for item_id, vector in vectors.items()}
         if not units:
             return False
@@ -100,7 +102,7 @@ class StoreVectors:
         if not await self.load():
             first = next(iter(units.values()))
             await self._use(PgVectorIndex(self._pool, self._model, len(first)))
-        await self.search.set_vectors(units)
+        await self.search.set_vectors(vectors)
         return True
 
     async def _check_ids(self, ids: Sequence[int]) -> None:
