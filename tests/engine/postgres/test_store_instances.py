@@ -1,0 +1,127 @@
+"""Two PostgresStores on one database, as two Home Assistants sharing it.
+
+A write through one is readable through the other and tells the other's
+listeners (through the `ChangeFeed`), while each store's own writes tell
+its listeners once, at once; the same fact added through both at the same
+moment is stored once; vectors the first stores after the second opened
+are used by the second's hybrid search. Also the store's life cycle: a
+store not open refuses, a server that cannot be used is an error that
+never shows the URL's password.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+import logging
+
+import pytest
+
+from custom_components.memory.engine import (
+    DatabaseUnavailableError,
+    SearchQuery,
+    Signal,
+)
+from custom_components.memory.engine.postgres import PostgresStore
+from custom_components.memory.engine.store import BrowseQuery
+from tests.engine.conftest import FakeClock, ids, memory, near, unit, vector
+from tests.engine.postgres.stores import Heard, PgStores
+
+SECRET = "hunter2-secret"
+
+
+@pytest.fixture
+async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
+    """Open PostgresStores on one fresh database; all closed after the test."""
+    opened = PgStores(postgres_database, clock)
+    try:
+        yield opened
+    finally:
+        await opened.close_all()
+
+
+async def test_a_write_through_one_reaches_the_other(stores: PgStores) -> None:
+    """The other store reads it and its listeners hear it; no store hears itself twice."""
+    first, second = await stores.open(), await stores.open()
+    assert first.instance != second.instance
+    heard_first, heard_second = Heard(), Heard()
+    first.add_listener(heard_first)
+    second.add_listener(heard_second)
+    item = (await first.add(memory("The boiler is serviced in May."))).item
+    assert heard_first.calls == 1
+    await heard_second.reach(1)
+    assert await second.get(item.id) == item
+    assert ids(await second.search(SearchQuery(text="boiler"))) == [item.id]
+    assert (await second.browse(BrowseQuery())).total == 1
+    await second.forget([item.id], purge=True)
+    await second.add(memory("The boiler was replaced."))
+    assert heard_second.calls == 3
+    await heard_first.reach(3)
+    await asyncio.sleep(0.3)
+    # Its own notice (sent before the other's two) was left out.
+    assert heard_first.calls == 3
+    assert await first.get(item.id) is None
+
+
+async def test_the_same_fact_at_once_is_stored_once(stores: PgStores) -> None:
+    """Two stores adding one fact concurrently get one row, one of them created."""
+    first, second = await stores.open(), await stores.open()
+    for n in range(5):
+        fact = memory(f"Fact {n}: the spare key is under the mat.")
+        one, other = await asyncio.gather(first.add(fact), second.add(fact))
+        assert one.item == other.item
+        assert sorted([one.created, other.created]) == [False, True]
+    stats = await second.stats()
+    assert stats.by_status == {"active": 5}
+
+
+async def test_vectors_stored_later_by_one_serve_the_other(stores: PgStores) -> None:
+    """The second store opened before any vector; its hybrid search finds them."""
+    first, second = await stores.open(), await stores.open()
+    words = ("Alpha", "Beta", "Gamma", "Delta", "Eta", "Iota", "Kappa", "Lambda")
+    added = [
+        r.item.id for r in await first.add_many([memory(f"{w} note.") for w in words])
+    ]
+    assert await second.cosine_scale(unit(vector(1))) is None
+    await first.set_vectors({i: vector(n) for n, i in enumerate(added)})
+    hits = await second.search(SearchQuery(text="note", vector=near(1)))
+    assert ids(hits)[0] == added[1]
+    assert Signal.SEMANTIC in hits[0].matched
+    assert set(await second.stored_vectors(added)) == set(added)
+    assert await second.cosine_scale(unit(vector(1))) is not None
+
+
+async def test_a_store_not_open_refuses_and_closes_twice(
+    postgres_database: str, clock: FakeClock
+) -> None:
+    """Calls before `open` raise the store's error; `close` is harmless twice."""
+    store = PostgresStore(postgres_database, clock=clock)
+    with pytest.raises(DatabaseUnavailableError, match="not open"):
+        await store.get(1)
+    await store.open()
+    await store.open()
+    assert (await store.add(memory("Open now."))).created
+    await store.close()
+    await store.close()
+    with pytest.raises(DatabaseUnavailableError):
+        await store.add(memory("Closed again."))
+
+
+@pytest.mark.usefixtures("socket_enabled")
+async def test_an_unusable_server_never_shows_the_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Nothing listens on port 1: an error, and no password in it, its repr or logs."""
+    url = f"postgresql://memory:{SECRET}@127.0.0.1:1/memories"
+    store = PostgresStore(url)
+    assert SECRET not in repr(store)
+    with (
+        caplog.at_level(logging.DEBUG),
+        pytest.raises(DatabaseUnavailableError) as caught,
+    ):
+        await store.open()
+    assert SECRET not in str(caught.value)
+    assert SECRET not in str(caught.value.placeholders)
+    assert SECRET not in caplog.text
+    with pytest.raises(DatabaseUnavailableError, match="not open"):
+        await store.stats()
