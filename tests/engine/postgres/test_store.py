@@ -322,3 +322,28 @@ async def test_listeners_hear_every_write(backend: Store, clock: FakeClock) -> N
     remove()
     await backend.forget([new.id], purge=True)
     assert heard.calls == 9
+
+
+async def test_erase_listeners_hear_purges_and_moves(backend: Store) -> None:
+    """A purge and a move to another owner name the scopes that lost text."""
+    erased: list[frozenset[str]] = []
+
+    async def listener(scopes: frozenset[str]) -> None:
+        erased.append(scopes)
+
+    remove = backend.add_erase_listener(listener)
+    one, two, three = (
+        r.item
+        for r in await backend.add_many(
+            [memory("A.", scope="alice"), memory("B.", scope="bob"), memory("C.")]
+        )
+    )
+    await backend.forget([one.id])
+    await backend.update_details(three.id, tags=("x",))
+    assert erased == []
+    await backend.forget([one.id, two.id], purge=True)
+    await backend.update_details(three.id, scope="carol")
+    assert erased == [frozenset({"alice", "bob"}), frozenset({"household", "carol"})]
+    remove()
+    await backend.forget([three.id], purge=True)
+    assert len(erased) == 2

@@ -63,6 +63,34 @@ async def test_a_write_through_one_reaches_the_other(stores: PgStores) -> None:
     assert await first.get(item.id) is None
 
 
+async def test_an_erase_through_one_reaches_the_others_erase_listeners(
+    stores: PgStores,
+) -> None:
+    """A purge and a move through the first: the second's erase listener hears both."""
+    first, second = await stores.open(), await stores.open()
+    erased: list[frozenset[str]] = []
+    arrived = asyncio.Event()
+
+    async def listener(scopes: frozenset[str]) -> None:
+        erased.append(scopes)
+        arrived.set()
+
+    second.add_erase_listener(listener)
+    kept, purged = (
+        r.item
+        for r in await first.add_many(
+            [memory("Kept.", scope="alice"), memory("Purged.", scope="bob")]
+        )
+    )
+    await first.forget([purged.id], purge=True)
+    await asyncio.wait_for(arrived.wait(), 10)
+    assert erased == [frozenset({"bob"})]
+    arrived.clear()
+    await first.update_details(kept.id, scope="carol")
+    await asyncio.wait_for(arrived.wait(), 10)
+    assert erased[1] == frozenset({"alice", "carol"})
+
+
 async def test_the_same_fact_at_once_is_stored_once(stores: PgStores) -> None:
     """Two stores adding one fact concurrently get one row, one of them created."""
     first, second = await stores.open(), await stores.open()

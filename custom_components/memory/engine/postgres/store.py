@@ -12,7 +12,10 @@ Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
 feed hears another instance's write (or reconnects, when notices may have
 been lost); the feed leaves out this instance's own notices, so no write is
-told twice. Each store names itself with a random `instance`.
+told twice. Each store names itself with a random `instance`. Erase
+listeners (`add_erase_listener`) are awaited with the scopes that lost text
+for good: after this store's purges and moves to another scope, and, in a
+task of their own, when another instance's notice says it erased.
 
 Unlike SQLite's file, the writes of several instances interleave: the
 parts lock what they change and the one-active-twin index settles two
@@ -24,7 +27,8 @@ password: it is only ever logged through `redact_url`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 import logging
@@ -47,7 +51,7 @@ from ..models import (
     Vector,
 )
 from ..search import MATCH_BUDGET
-from ..store import BrowsePage, BrowseQuery
+from ..store import BrowsePage, BrowseQuery, EraseListener
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
 from .memories import PostgresMemories
@@ -103,6 +107,9 @@ class PostgresStore:
         self._pool_size = pool_size
         self._parts: _Parts | None = None
         self._listeners: list[Callable[[], None]] = []
+        self._erase_listeners: list[EraseListener] = []
+        # Erase listeners' calls for other instances' notices, under way.
+        self._erasing: set[asyncio.Task[None]] = set()
         self._match_budget: int | None = None
 
     def __repr__(self) -> str:
@@ -185,6 +192,9 @@ class PostgresStore:
             return
         try:
             await parts.feed.stop()
+            for task in list(self._erasing):
+                task.cancel()
+            await asyncio.gather(*self._erasing, return_exceptions=True)
         finally:
             await parts.pool.close()
 
@@ -198,9 +208,49 @@ class PostgresStore:
         for listener in list(self._listeners):
             listener()
 
-    def _heard(self, _change: Change) -> None:
-        """Another instance wrote (or notices were lost): tell the listeners."""
+    def add_erase_listener(self, listener: EraseListener) -> Callable[[], None]:
+        """Await `listener` after every erase for good, this store's or another's."""
+        self._erase_listeners.append(listener)
+        return lambda: self._erase_listeners.remove(listener)
+
+    async def erased(self, scopes: Iterable[str]) -> None:
+        """Tell the erase listeners which scopes lost text for good."""
+        erased = frozenset(scopes)
+        if not erased:
+            return
+        for listener in list(self._erase_listeners):
+            await listener(erased)
+
+    def _heard(self, change: Change) -> None:
+        """Another instance wrote (or notices were lost): tell the listeners.
+
+        Text it erased for good (a purge, a move to another scope, purged
+        messages) goes to the erase listeners in a task of their own.
+        """
         self._changed()
+        if change.erased and self._erase_listeners:
+            task = asyncio.get_running_loop().create_task(
+                self._erased_elsewhere(change.scopes)
+            )
+            self._erasing.add(task)
+            task.add_done_callback(self._erasing.discard)
+
+    async def _erased_elsewhere(self, scopes: frozenset[str] | None) -> None:
+        """Call the erase listeners for another instance's erase.
+
+        A notice with too many scopes to list names none: then every scope
+        that has memories is told.
+        """
+        try:
+            if scopes is None:
+                async with self._open().pool.acquire() as connection:
+                    records = await connection.fetch(
+                        "SELECT DISTINCT scope FROM memories"
+                    )
+                scopes = frozenset(str(record[0]) for record in records)
+            await self.erased(scopes)
+        except Exception:
+            _LOGGER.exception("An erase listener failed on another instance's erase")
 
     # -- the memories -------------------------------------------------------
 
@@ -243,10 +293,20 @@ class PostgresStore:
         return [AddResult(item=item, created=created) for item, created in written]
 
     async def forget(self, ids: Sequence[int], *, purge: bool = False) -> list[int]:
-        """Archive memories, or with `purge` delete them (vectors go with them)."""
-        forgotten = await self._open().memories.forget(ids, purge=purge)
+        """Archive memories, or with `purge` delete them (vectors go with them).
+
+        A purge then tells the erase listeners the purged memories' scopes.
+        """
+        parts = self._open()
+        scopes: set[str] = set()
+        if purge:
+            scopes = {
+                item.scope for item in (await parts.memories.get_many(ids)).values()
+            }
+        forgotten = await parts.memories.forget(ids, purge=purge)
         if forgotten:
             self._changed()
+            await self.erased(scopes)
         return forgotten
 
     async def expire_due(self) -> list[int]:
@@ -304,11 +364,18 @@ class PostgresStore:
         expires_at: datetime | Literal["keep"] | None = "keep",
         scope: str | None = None,
     ) -> MemoryItem:
-        """Change an active memory's type, tags, expiry or owner, in place."""
-        updated = await self._open().curation.update_details(
+        """Change an active memory's type, tags, expiry or owner, in place.
+
+        A new owner tells the erase listeners: text left the old one.
+        """
+        parts = self._open()
+        before = await parts.memories.get(item_id)
+        updated = await parts.curation.update_details(
             item_id, kind=kind, tags=tags, expires_at=expires_at, scope=scope
         )
         self._changed()
+        if before is not None and before.scope != updated.scope:
+            await self.erased({before.scope, updated.scope})
         return updated
 
     async def restore(self, ids: Sequence[int]) -> list[int]:
