@@ -1,12 +1,13 @@
 """Two PostgresStores on one database, as two Home Assistants sharing it.
 
 A write through one is readable through the other and tells the other's
-listeners (through the `ChangeFeed`), while each store's own writes tell
-its listeners once, at once; the same fact added through both at the same
-moment is stored once; vectors the first stores after the second opened
-are used by the second's hybrid search. Also the store's life cycle: a
-store not open refuses, a server that cannot be used is an error that
-never shows the URL's password.
+listeners (through the `ChangeFeed`), erase listeners too, while each
+store's own writes tell its listeners once, at once; the same fact added
+through both at the same moment is stored once; vectors the first stores
+after the second opened are used by the second's hybrid search. Also the
+store's life cycle: a store not open refuses, a schema newer than the code
+is refused, a server that cannot be used is an error that never shows the
+URL's password.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import asyncio
 from collections.abc import AsyncIterator
 import logging
 
+import asyncpg
 import pytest
 
 from custom_components.memory.engine import (
+    DatabaseTooNewError,
     DatabaseUnavailableError,
     SearchQuery,
     Signal,
@@ -153,3 +156,16 @@ async def test_an_unusable_server_never_shows_the_password(
     assert SECRET not in caplog.text
     with pytest.raises(DatabaseUnavailableError, match="not open"):
         await store.stats()
+
+
+async def test_a_newer_schema_is_refused(stores: PgStores) -> None:
+    """A database a newer version migrated is left alone: the store's own error."""
+    first = await stores.open()
+    await first.close()
+    connection = await asyncpg.connect(stores.url)
+    try:
+        await connection.execute("UPDATE memory_schema SET version = version + 1")
+    finally:
+        await connection.close()
+    with pytest.raises(DatabaseTooNewError, match="newer than this code"):
+        await stores.open()
