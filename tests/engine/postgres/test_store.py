@@ -347,3 +347,38 @@ async def test_erase_listeners_hear_purges_and_moves(backend: Store) -> None:
     remove()
     await backend.forget([three.id], purge=True)
     assert len(erased) == 2
+
+
+async def test_set_vectors_checks_every_id_first(backend: Store) -> None:
+    """An unknown id stores nothing and is named; nothing to store is no error."""
+    item = (await backend.add(memory("A."))).item
+    await backend.set_vectors({})
+    with pytest.raises(UnknownMemoryError, match=f"no memory with id {10**6}$"):
+        await backend.set_vectors({item.id: vector(1), 10**6: vector(2)})
+    assert await backend.stored_vectors([item.id]) == {}
+    assert await backend.stored_vectors([]) == {}
+
+
+async def test_a_store_without_a_model_refuses_vectors(
+    backend_url: str | None, store_factory: StoreFactory, clock: FakeClock
+) -> None:
+    """No embedding model: vectors are refused before any write, searches are keywords."""
+    stores = None if backend_url is None else PgStores(backend_url, clock)
+    try:
+        store = (
+            await store_factory(model=None)
+            if stores is None
+            else await stores.open(model=None)
+        )
+        with pytest.raises(InvalidInputError, match="no embedding model"):
+            await store.add(memory("Blue door."), vector=vector(1))
+        assert await store.get_many([1, 2]) == {}
+        item = (await store.add(memory("Blue door."))).item
+        with pytest.raises(InvalidInputError, match="no embedding model"):
+            await store.set_vectors({item.id: vector(1)})
+        hits = await store.search(SearchQuery(text="door", vector=vector(1)))
+        assert ids(hits) == [item.id]
+        assert await store.stored_vectors([item.id]) == {}
+    finally:
+        if stores is not None:
+            await stores.close_all()

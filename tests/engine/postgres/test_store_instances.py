@@ -26,6 +26,7 @@ from custom_components.memory.engine import (
     Signal,
 )
 from custom_components.memory.engine.postgres import PostgresStore
+from custom_components.memory.engine.search import MATCH_BUDGET
 from custom_components.memory.engine.store import BrowseQuery
 from tests.engine.conftest import FakeClock, ids, memory, near, unit, vector
 from tests.engine.postgres.stores import Heard, PgStores
@@ -129,7 +130,10 @@ async def test_a_store_not_open_refuses_and_closes_twice(
     store = PostgresStore(postgres_database, clock=clock)
     with pytest.raises(DatabaseUnavailableError, match="not open"):
         await store.get(1)
+    assert store.match_budget == MATCH_BUDGET
+    store.match_budget = 12
     await store.open()
+    assert store.match_budget == 12
     await store.open()
     assert (await store.add(memory("Open now."))).created
     await store.close()
@@ -169,3 +173,24 @@ async def test_a_newer_schema_is_refused(stores: PgStores) -> None:
         await connection.close()
     with pytest.raises(DatabaseTooNewError, match="newer than this code"):
         await stores.open()
+
+
+async def test_an_erase_of_too_many_scopes_to_list_tells_every_scope(
+    stores: PgStores,
+) -> None:
+    """A notice past PostgreSQL's bound names no scope: every scope with memories."""
+    first, second = await stores.open(), await stores.open()
+    erased: list[frozenset[str]] = []
+    arrived = asyncio.Event()
+
+    async def listener(scopes: frozenset[str]) -> None:
+        erased.append(scopes)
+        arrived.set()
+
+    second.add_erase_listener(listener)
+    scopes = [f"person.someone_with_a_rather_long_name_{n:03}" for n in range(200)]
+    added = await first.add_many([memory("Gone.", scope=scope) for scope in scopes])
+    await first.add(memory("Stays.", scope=scopes[0]))
+    await first.forget([r.item.id for r in added], purge=True)
+    await asyncio.wait_for(arrived.wait(), 10)
+    assert erased == [frozenset({scopes[0]})]

@@ -48,7 +48,7 @@ from custom_components.memory.engine.models import Vector
 from custom_components.memory.engine.postgres import PostgresStore
 from custom_components.memory.engine.search import semantic
 from custom_components.memory.engine.store import BrowseQuery
-from tests.engine.conftest import MODEL, FakeClock, StoreFactory
+from tests.engine.conftest import MODEL, START, FakeClock, StoreFactory
 from tests.engine.postgres.stores import PgStores
 from tests.test_household_data import memories, questions
 
@@ -206,7 +206,32 @@ async def test_browse_pages_alike(pair: Pair) -> None:
     pages += await pair.walk(BrowseQuery(scopes=("person.alice",), limit=5))
     pages += await pair.walk(BrowseQuery(tags=("family",), types=(MemoryType.FACT,)))
     pages += await pair.walk(BrowseQuery(origins=(Origin.TOOL,), limit=9))
+    since = datetime.fromtimestamp(START + HOUR, UTC)
+    until = datetime.fromtimestamp(START + 2 * HOUR, UTC)
+    span = BrowseQuery(since=since, until=until, status="any", limit=11)
+    pages += await pair.walk(span)
+    # The second batch (English) was added in that hour; a few were purged.
+    assert (
+        len(memories("en")) - 10
+        < (await pair.pg.browse(span)).total
+        < len(memories("en"))
+    )
+    assert (await pair.pg.browse(BrowseQuery(scopes=()))).total == 0
+    pages += await pair.walk(BrowseQuery(scopes=()))
     assert pages > 30
+
+
+async def test_a_small_match_budget_ranks_alike(pair: Pair) -> None:
+    """A MATCH budget of 12 rows, set on both facades: the same hits still."""
+    await pair.fill()
+    pair.lite.match_budget = pair.pg.match_budget = 12
+    assert pair.pg.match_budget == 12
+    compared = 0
+    for question in questions("en").values():
+        base = SearchQuery(text=question["question"], language="en", limit=20)
+        compared += await pair.search(base)
+        compared += await pair.search(replace(base, vector=embed(base.text, 3)))
+    assert compared > 100
 
 
 async def test_stats_and_cosine_scale_alike(pair: Pair) -> None:
