@@ -6,7 +6,8 @@ life cycle), `MemoryVectors` (the memories' vectors and their index,
 derived data the database loads and closes), `MemoryTable` (the
 `memories` table), `MemoryCuration` (changes by hand) and `MemorySearch`
 (hybrid search). Consolidation's reads (`store.lookups`), paged browsing
-(`store.browse`) and re-analysis are reached through it too. Engine
+(`store.browse`), the exports' reads (`store.exports`) and re-analysis are
+reached through it too. Engine
 modules that keep their own tables take the `database` (or anything that
 offers `store.DatabaseAccess`, this facade included).
 """
@@ -34,6 +35,7 @@ from .models import (
     SearchQuery,
     StoreStats,
     Vector,
+    to_timestamp,
 )
 from .search import MemorySearch
 from .store import (
@@ -48,7 +50,10 @@ from .store import (
     MemoryTable,
     MemoryVectors,
     active_by_topic,
+    active_scopes,
     browse,
+    browse_all,
+    count_changed,
     find_active,
     history,
     pending,
@@ -315,3 +320,28 @@ class MemoryStore:
     ) -> tuple[list[MemoryItem], list[MemoryItem]]:
         """Return what `item` superseded, oldest first, and what superseded it."""
         return await history(self.reader, item)
+
+    # -- what the exports read (`store.exports`) ----------------------------
+
+    async def browse_all(
+        self, query: BrowseQuery, *, now: datetime | None = None
+    ) -> list[MemoryItem]:
+        """Every memory `query`'s filters select, by id, on no page.
+
+        Its order, limit and cursor are not used; `now` (default: the
+        store's clock) is when `active` memories must not have expired.
+        """
+        moment = to_timestamp(now)
+        return await browse_all(
+            self.reader, query, self.database.now() if moment is None else moment
+        )
+
+    async def count_changed(
+        self, scope: str, since: datetime | None, *, types: Sequence[MemoryType]
+    ) -> int:
+        """How many of `scope`'s memories of `types` were added or changed after `since`."""
+        return await count_changed(self.reader, scope, to_timestamp(since), types)
+
+    async def active_scopes(self) -> list[str]:
+        """List the scopes that have an active memory, sorted."""
+        return await active_scopes(self.reader)

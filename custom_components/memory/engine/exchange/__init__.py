@@ -1,7 +1,8 @@
 """Import and export: memories in and out of files.
 
 Export: `markdown` (readable views), `export_json` (the lossless copy),
-`export_files` (files on disk). Import: `import_entries`, `import_formats`,
+`export_files` (files on disk), `sources` (what they read of a store and a
+log, on SQLite or PostgreSQL). Import: `import_entries`, `import_formats`,
 `import_text`, `import_similar`, `importing` (preview and one-transaction
 import by `memory.add`'s rules).
 """
@@ -20,11 +21,14 @@ from .markdown import (
     render_day,
     render_memories,
 )
+from .sources import ConversationSource, MemorySource
 
 __all__ = [
     "MAX_IMPORT_BYTES",
+    "ConversationSource",
     "ImportFile",
     "ImportFormat",
+    "MemorySource",
     "active_memories",
     "changed_since",
     "conversations_with_messages",

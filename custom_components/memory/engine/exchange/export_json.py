@@ -6,7 +6,8 @@ for a time. `memories.json` is for moving to another installation
 scope, type, tags, status, times to the second, expiry, topic, confidence,
 language, origin and the id of what superseded it, so the supersede history
 survives the move. Where a memory came from (conversation, agent, device,
-user) stays behind: those ids mean nothing on another installation.
+user) stays behind: those ids mean nothing on another installation. It is
+read through `MemorySource`, so a PostgreSQL store exports it alike.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from datetime import datetime
 import json
 from typing import Any, Final
 
-from ..memory_store import MemoryStore
 from ..models import MemoryItem
-from ..sql import placeholders
+from ..store import BrowseQuery
 from .import_formats import EXPORT_FORMAT
+from .sources import MemorySource
 
 JSON_FILE: Final = "memories.json"
 JSON_VERSION: Final = 1
@@ -68,16 +69,8 @@ def render_json(items: Iterable[MemoryItem], *, exported_at: datetime) -> str:
 
 
 async def every_memory(
-    store: MemoryStore, scopes: Sequence[str] | None
+    store: MemorySource, scopes: Sequence[str] | None
 ) -> list[MemoryItem]:
     """Every memory of these scopes (None: all), whatever its status, by id."""
-    where, params = "1", list[str]()
-    if scopes is not None:
-        where, params = f"scope IN ({placeholders(len(scopes))})", list(scopes)
-    async with store.reader.execute(
-        f"SELECT id FROM memories WHERE {where} ORDER BY id",  # noqa: S608
-        params,
-    ) as cursor:
-        ids = [int(row[0]) for row in await cursor.fetchall()]
-    items = await store.get_many(ids)
-    return [items[item_id] for item_id in ids if item_id in items]
+    chosen = None if scopes is None else tuple(scopes)
+    return await store.browse_all(BrowseQuery(scopes=chosen, status="any"))

@@ -6,8 +6,9 @@ of captured conversation. Stored text is data, never markup: it is made one
 line and every character Markdown or HTML could act on is escaped, so a
 memory cannot forge a heading, a link, an image or a tag.
 
-The reads here use only the store's reader connection and public methods;
-the profile keeper uses them to pick what a profile is distilled from.
+The reads here use only the store's `MemorySource` calls and the log's
+`ConversationSource` ones, which SQLite and PostgreSQL both answer; the
+profile keeper uses them to pick what a profile is distilled from.
 """
 
 from __future__ import annotations
@@ -18,15 +19,10 @@ from datetime import date, datetime, tzinfo
 import re
 from typing import Final
 
-from ..conversations import (
-    ConversationLog,
-    MessageRole,
-    StoredConversation,
-    StoredMessage,
-)
-from ..memory_store import MemoryStore
-from ..models import HOUSEHOLD, MemoryItem, MemoryType, to_timestamp
-from ..sql import placeholders
+from ..conversations import MessageRole, StoredConversation, StoredMessage
+from ..models import HOUSEHOLD, MemoryItem, MemoryType
+from ..store import BrowseQuery
+from .sources import ConversationSource, MemorySource
 
 MEMORY_FILE: Final = "MEMORY.md"
 CONVERSATIONS_FOLDER: Final = "conversations"
@@ -216,37 +212,25 @@ def _message_line(message: StoredMessage, timezone: tzinfo) -> str:
 
 
 async def active_memories(
-    store: MemoryStore,
+    store: MemorySource,
     scopes: Sequence[str] | None,
     *,
     types: Sequence[MemoryType] | None = None,
     now: datetime,
 ) -> list[MemoryItem]:
     """Every active memory of these scopes (None: all) unexpired at `now`, by id."""
-    clauses = ["status = 'active'", "(expires_at IS NULL OR expires_at > ?)"]
-    params: list[object] = [to_timestamp(now)]
-    if scopes is not None:
-        if not scopes:
-            return []
-        clauses.append(f"scope IN ({placeholders(len(scopes))})")
-        params.extend(scopes)
-    if types is not None:
-        if not types:
-            return []
-        clauses.append(f"type IN ({placeholders(len(types))})")
-        params.extend(str(kind) for kind in types)
-    async with store.reader.execute(
-        f"SELECT id FROM memories WHERE {' AND '.join(clauses)} "  # noqa: S608
-        "ORDER BY id",
-        params,
-    ) as cursor:
-        ids = [int(row[0]) for row in await cursor.fetchall()]
-    items = await store.get_many(ids)
-    return [items[item_id] for item_id in ids if item_id in items]
+    if types is not None and not types:
+        return []
+    query = BrowseQuery(
+        scopes=None if scopes is None else tuple(scopes),
+        types=tuple(types or ()),
+        status="active",
+    )
+    return await store.browse_all(query, now=now)
 
 
 async def changed_since(
-    store: MemoryStore,
+    store: MemorySource,
     scope: str,
     since: datetime | None,
     *,
@@ -257,30 +241,16 @@ async def changed_since(
     Archived and superseded ones count (their `updated_at` moves when they
     go); purged ones are gone and do not, which only delays a refresh.
     """
-    params: list[object] = [scope, *(str(kind) for kind in types)]
-    where = f"scope = ? AND type IN ({placeholders(len(types))})"
-    if since is not None:
-        where += " AND updated_at > ?"
-        params.append(to_timestamp(since))
-    async with store.reader.execute(
-        f"SELECT count(*) FROM memories WHERE {where}",  # noqa: S608
-        params,
-    ) as cursor:
-        row = await cursor.fetchone()
-    return int(row[0]) if row is not None else 0
+    return await store.count_changed(scope, since, types=types)
 
 
-async def memory_scopes(store: MemoryStore) -> list[str]:
+async def memory_scopes(store: MemorySource) -> list[str]:
     """Scopes that have active memories or an active profile, household first."""
-    async with store.reader.execute(
-        "SELECT DISTINCT scope FROM memories WHERE status = 'active'"
-    ) as cursor:
-        scopes = [str(row[0]) for row in await cursor.fetchall()]
-    return sorted(scopes, key=_scope_order)
+    return sorted(await store.active_scopes(), key=_scope_order)
 
 
 async def conversations_with_messages(
-    log: ConversationLog, scopes: Sequence[str] | None
+    log: ConversationSource, scopes: Sequence[str] | None
 ) -> list[tuple[StoredConversation, list[StoredMessage]]]:
     """Read the kept conversations of these scopes (None: all) with messages.
 

@@ -6,7 +6,8 @@ asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
 (supersede, reword, details, restore, expire, recall), `PostgresReads`
 (history, twins, topics, counts), `StoreVectors` (the model's
 `PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
-with SQLite's keyset cursor) and a `ChangeFeed`.
+with SQLite's keyset cursor), `store_exports` (what the exports read) and
+a `ChangeFeed`.
 
 Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
@@ -49,6 +50,7 @@ from ..models import (
     SearchQuery,
     StoreStats,
     Vector,
+    to_timestamp,
 )
 from ..search import MATCH_BUDGET
 from ..store import BrowsePage, BrowseQuery, EraseListener
@@ -60,6 +62,7 @@ from .reads import PostgresReads
 from .schema import migrate
 from .server import check_server, redact_url
 from .store_browse import browse
+from .store_exports import active_scopes, browse_all, count_changed
 from .store_vectors import StoreVectors
 from .vectors import register_vector
 
@@ -446,3 +449,25 @@ class PostgresStore:
     ) -> tuple[list[MemoryItem], list[MemoryItem]]:
         """Return what `item` superseded, oldest first, and what superseded it."""
         return await self._open().reads.history(item)
+
+    # -- what the exports read (`store_exports`) ----------------------------
+
+    async def browse_all(
+        self, query: BrowseQuery, *, now: datetime | None = None
+    ) -> list[MemoryItem]:
+        """Every memory `query`'s filters select, by id, on no page (as SQLite's)."""
+        moment = to_timestamp(now)
+        pool = self._open().pool
+        return await browse_all(
+            pool, query, self._clock() if moment is None else moment
+        )
+
+    async def count_changed(
+        self, scope: str, since: datetime | None, *, types: Sequence[MemoryType]
+    ) -> int:
+        """How many of `scope`'s memories of `types` were added or changed after `since`."""
+        return await count_changed(self._open().pool, scope, to_timestamp(since), types)
+
+    async def active_scopes(self) -> list[str]:
+        """List the scopes that have an active memory, sorted."""
+        return await active_scopes(self._open().pool)

@@ -4,8 +4,8 @@
 lock, listeners; held, not inherited, by the parts below), `parts` (what
 its holders see of it), `integrity`, `files`, `vec0_leftovers`; the
 memories table: `rows` (validation, mapping, inserts), `memories`,
-`memory_vectors`, `curation`, `browse` (pages and history), `lookups`,
-`reanalysis`.
+`memory_vectors`, `curation`, `browse` (pages and history), `exports`
+(what the exports read), `lookups`, `reanalysis`.
 """
 
 from .browse import (
@@ -22,6 +22,7 @@ from .browse import (
 )
 from .curation import MemoryCuration
 from .database import BackendChoice, Database
+from .exports import active_scopes, browse_all, count_changed
 from .files import DATABASE_SUFFIXES, marker_path, move_aside, remove_database
 from .integrity import IntegrityCheck
 from .lookups import active_by_topic, find_active, stored_vectors
@@ -65,7 +66,10 @@ __all__ = [
     "MemoryVectors",
     "Prepared",
     "active_by_topic",
+    "active_scopes",
     "browse",
+    "browse_all",
+    "count_changed",
     "count_rows",
     "decode_cursor",
     "encode_cursor",

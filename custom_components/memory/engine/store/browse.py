@@ -88,7 +88,8 @@ def decode_cursor(cursor: str) -> tuple[float, int]:
     return value, item_id
 
 
-def _filters(query: BrowseQuery, now: float) -> tuple[list[str], list[Any]]:
+def browse_filters(query: BrowseQuery, now: float) -> tuple[list[str], list[Any]]:
+    """Return the query's filters as SQL on `memories m`, and their values."""
     clauses: list[str] = []
     params: list[Any] = []
     if query.scopes is not None:
@@ -204,7 +205,7 @@ async def browse(
     validate_limit(query.limit)
     if query.scopes is not None and not query.scopes:
         return BrowsePage([], 0, None)
-    clauses, params = _filters(query, now)
+    clauses, params = browse_filters(query, now)
     rows, total, cursor = await keyset_page(
         conn,
         Keyset(
