@@ -11,7 +11,8 @@ save, end, erase; `conversation_reads` its lists and pages,
 write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `vectors` (pgvector: exact below a size, HNSW above), and `store`: the
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
-(`store_browse` its pages, `store_vectors` its model's index), its
+(`store_browse` its pages, `store_exports` what the exports read,
+`store_vectors` its model's index), its
 listeners told of its own writes and, through a `ChangeFeed`, of other
 instances'. Nothing outside this room uses it yet.
 """
