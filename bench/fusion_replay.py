@@ -44,7 +44,9 @@ and its compound parts found in the same rows weigh as one), `lam` and `k`
 (each list adds lam * its share * k / (k + rank) to a candidate it holds),
 `one` and `m` (the keyword share times `one` when the best keyword hit holds
 a single query term that `m` or more hits hold) and `ab` (the keyword share
-times 1 - ab * the query's idf share in terms no row holds), `p` (the
+times 1 - ab * the query's idf share in terms no row holds; with `abz`,
+only when the best cosine is at least abz spreads above the unrelated
+level), `p` (the
 keyword relevance times the best hit's coverage to the power p: 0 relative
 coverage, 1 absolute). `--records` reads recordings from another directory.
 `grid BASE key=v1/v2 ...` replays every combination and prints the fusions
@@ -415,7 +417,7 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
     # counted once; `lam`: a bonus of lam * share * k / (k + rank) per list;
     # `one`: the keyword share times this when the best keyword hit holds a
     # single query term that `m` or more hits hold; `ab`: the keyword share
-    # times 1 - ab * (share of the query's idf no row holds).
+    # times 1 - ab * (share of the query's idf no row holds), gated by `abz`.
     covered, grouped = params.get("a", 0.0), params.get("grp", 0.0)
     bonus, offset = params.get("lam", 0.0), params.get("k", 1.0)
     single, shared, absent = (
@@ -451,7 +453,11 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         top_coverage = max(coverage.values(), default=0.0) or 1.0
         gap = (bm25[0] - (bm25[1] if len(bm25) > 1 else 0.0)) / top if bm25 else 0.0
         keyword_share = share * (floor + (1 - floor) * min(gap / gap_full, 1.0))
-        if absent and record is not None:
+        if (
+            absent
+            and record is not None
+            and (spread <= 0 or (best - level) / spread >= params.get("abz", 0.0))
+        ):
             keyword_share *= 1 - absent * absent_share(record)
         relevance = {
             i: (
