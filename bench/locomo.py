@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from bench.e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     from custom_components.memory import engine
     from custom_components.memory.engine.search import (
+        candidates as candidates_module,
         fusion,
-        hybrid as hybrid_module,
         keywords as keywords_module,
         memories as search_module,
     )
@@ -72,8 +72,8 @@ else:
     from e5_vectors import CACHE_DIR as E5_CACHE_DIR, E5Cache
     import engine
     from engine.search import (
+        candidates as candidates_module,
         fusion,
-        hybrid as hybrid_module,
         keywords as keywords_module,
         memories as search_module,
     )
@@ -285,7 +285,7 @@ def fuse_rrf(
     are not used.
     """
     del similarity
-    keyword = keyword[: hybrid_module.KEYWORD_POOL]
+    keyword = keyword[: candidates_module.KEYWORD_POOL]
     if not keyword or not semantic:
         return fusion.fuse(keyword, semantic, scale=scale, terms=terms)
     scores: dict[int, float] = {}
@@ -316,7 +316,7 @@ def fuse_pool_only(
     """Fuse as shipped, over the two pools only (no completed scores)."""
     del similarity
     return fusion.fuse(
-        keyword[: hybrid_module.KEYWORD_POOL], semantic, scale=scale, terms=terms
+        keyword[: candidates_module.KEYWORD_POOL], semantic, scale=scale, terms=terms
     )
 
 
@@ -354,15 +354,15 @@ def patched(variant: Variant) -> Iterator[None]:
     swaps: dict[str, Any] = {}
     if variant.fuse is not None:
         swaps["fuse"] = variant.fuse
-    # The one hybrid search (`search/hybrid.py`) fuses memories' candidates.
-    originals = {name: getattr(hybrid_module, name) for name in swaps}
+    # The hybrid search's candidates (`search/candidates.py`) are fused there.
+    originals = {name: getattr(candidates_module, name) for name in swaps}
     for name, value in swaps.items():
-        setattr(hybrid_module, name, value)
+        setattr(candidates_module, name, value)
     try:
         yield
     finally:
         for name, value in originals.items():
-            setattr(hybrid_module, name, value)
+            setattr(candidates_module, name, value)
 
 
 # -- indexing and searching ------------------------------------------------------
