@@ -44,6 +44,8 @@ from .store import (
     BrowsePage,
     BrowseQuery,
     Database,
+    EarlierConversation,
+    EarlierQuery,
     EraseListener,
     IntegrityCheck,
     MemoryCuration,
@@ -54,6 +56,7 @@ from .store import (
     browse,
     browse_all,
     count_changed,
+    earlier_conversations,
     find_active,
     history,
     pending,
@@ -345,3 +348,7 @@ class MemoryStore:
     async def active_scopes(self) -> list[str]:
         """List the scopes that have an active memory, sorted."""
         return await active_scopes(self.reader)
+
+    async def earlier(self, query: EarlierQuery) -> list[EarlierConversation]:
+        """Return a speaker's recent conversations, summaries, turns (recall's "Earlier")."""
+        return await earlier_conversations(self.reader, query)

@@ -14,23 +14,25 @@ or, for a satellite nobody is identified at, the household conversations of
 that satellite only; a turn with neither device nor user has none. Only
 messages and summaries in that scope are read: never another person's words
 in the same conversation, never tool results; codes redacted on request.
+The rows are read through the store (`EarlierReads`, the store room's
+`earlier`), so the lines come alike from SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
 
 from ..languages import DEFAULT_LANGUAGE
-from ..models import HOUSEHOLD, MemoryType, to_timestamp
+from ..models import HOUSEHOLD, to_timestamp
 from ..privacy import redacted
-from ..sql import IDS, rows_in
-from ..store import DatabaseAccess
+from ..store import EarlierConversation, EarlierQuery, EarlierTurn
 from ..text import cut_to_tokens, estimate_tokens, fence_safe
 
 # The last messages of a conversation that stand in for its summary...
@@ -120,8 +122,16 @@ def _time(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
+class EarlierReads(Protocol):
+    """What `earlier_talks` reads: `MemoryStore` and `PostgresStore` both offer it."""
+
+    async def earlier(self, query: EarlierQuery) -> list[EarlierConversation]:
+        """Return a speaker's recent conversations, their summaries and last turns."""
+        ...
+
+
 async def earlier_talks(
-    store: DatabaseAccess,
+    store: EarlierReads,
     *,
     scope: str,
     device_id: str | None,
@@ -138,58 +148,33 @@ async def earlier_talks(
     device of `user_id`; neither: none. `exclude` is the current
     conversation's id.
     """
-    clauses = ["c.scope = ?", "c.updated_at >= ?"]
-    params: list[object] = [scope, to_timestamp(since)]
-    if scope == HOUSEHOLD:
-        if device_id:
-            clauses.append("c.device_id = ?")
-            params.append(device_id)
-        elif user_id:
-            clauses.append("c.device_id IS NULL AND c.user_id = ?")
-            params.append(user_id)
-        else:
-            return []
-    if exclude:
-        clauses.append("c.conversation_id != ?")
-        params.append(exclude)
-    reader = store.reader
-    # Only fixed clauses are joined; every value is a parameter.
-    where = " AND ".join(clauses)
-    sql = (
-        "SELECT c.id, c.conversation_id, c.started_at, c.updated_at "  # noqa: S608
-        f"FROM conversations c WHERE {where} "
-        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
-    )
-    conversations = list(await reader.execute_fetchall(sql, [*params, limit]))
-    if not conversations:
+    if scope == HOUSEHOLD and not device_id and not user_id:
         return []
-    started = min(float(row[2]) for row in conversations)
-    # The active summary of each, in the speaker's scope, written after it
-    # started (a conversation id Home Assistant reused has an older one).
-    summaries: dict[str, tuple[int, str, float, str]] = {}
-    for row in await rows_in(
-        reader,
-        "SELECT id, conversation_id, content, created_at, language FROM memories "  # noqa: S608
-        "WHERE status = 'active' AND type = ? AND scope = ? AND created_at >= ? "
-        f"AND conversation_id IN ({IDS}) ORDER BY id",
-        sorted({str(row[1]) for row in conversations}),
-        before=[str(MemoryType.SUMMARY), scope, started],
-    ):
-        summaries[str(row[1])] = (int(row[0]), str(row[2]), float(row[3]), str(row[4]))
+    query = EarlierQuery(
+        scope=scope,
+        device_id=device_id,
+        user_id=user_id,
+        since=float(to_timestamp(since) or 0.0),
+        exclude=exclude,
+        limit=limit,
+        turns=TURNS,
+    )
     talks: list[EarlierTalk] = []
-    for row_id, conversation_id, started_at, _updated_at in conversations:
-        turns, language, said_at = await _turns(store, int(row_id), scope)
+    for conversation in await store.earlier(query):
+        turns, language, said_at = _turns(conversation.turns)
         if said_at is None:
             continue  # nothing this speaker said (only someone else's words)
-        summary = summaries.get(str(conversation_id))
-        if summary is not None and summary[2] >= float(started_at):
-            text, summary_id, language = summary[1], summary[0], summary[3]
+        # Its summary counts if written after it started (a conversation
+        # id Home Assistant reused has an older one).
+        summary = conversation.summary
+        if summary is not None and summary.created_at >= conversation.started_at:
+            text, summary_id, language = summary.content, summary.id, summary.language
         else:
             text, summary_id = turns, None
         talks.append(
             EarlierTalk(
-                conversation=int(row_id),
-                conversation_id=str(conversation_id),
+                conversation=conversation.id,
+                conversation_id=conversation.conversation_id,
                 at=_time(said_at),
                 text=redacted(text) if redact else text,
                 summary_id=summary_id,
@@ -199,26 +184,16 @@ async def earlier_talks(
     return talks
 
 
-async def _turns(
-    store: DatabaseAccess, conversation: int, scope: str
-) -> tuple[str, str, float | None]:
-    """Return the last user and assistant messages of one scope, shortened.
+def _turns(rows: Sequence[EarlierTurn]) -> tuple[str, str, float | None]:
+    """Return the last user and assistant messages (newest first given), shortened.
 
     With their language and when the last of them was said (None: none).
     """
-    rows = list(
-        await store.reader.execute_fetchall(
-            "SELECT role, content, language, created_at FROM conversation_messages "
-            "WHERE conversation = ? AND scope = ? AND role IN ('user', 'assistant') "
-            "AND content != '' ORDER BY id DESC LIMIT ?",
-            (conversation, scope, TURNS),
-        )
-    )
     said = [
-        f"{row[0]}: {cut_to_tokens(' '.join(str(row[1]).split()), TURN_TOKENS)}"
+        f"{row.role}: {cut_to_tokens(' '.join(row.content.split()), TURN_TOKENS)}"
         for row in reversed(rows)
     ]
-    language = next((str(row[2]) for row in rows if row[2]), "")
-    said_at = max((float(row[3]) for row in rows), default=None)
+    language = next((row.language for row in rows if row.language), "")
+    said_at = max((row.created_at for row in rows), default=None)
     text = "; ".join(line for line in said if not line.endswith(": "))
     return text, language, said_at

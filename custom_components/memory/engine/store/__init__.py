@@ -5,7 +5,8 @@ lock, listeners; held, not inherited, by the parts below), `parts` (what
 its holders see of it), `integrity`, `files`, `vec0_leftovers`; the
 memories table: `rows` (validation, mapping, inserts), `memories`,
 `memory_vectors`, `curation`, `browse` (pages and history), `exports`
-(what the exports read), `lookups`, `reanalysis`.
+(what the exports read), `earlier` (what the recall's "Earlier" lines
+read), `lookups`, `reanalysis`.
 """
 
 from .browse import (
@@ -22,6 +23,14 @@ from .browse import (
 )
 from .curation import MemoryCuration
 from .database import BackendChoice, Database
+from .earlier import (
+    EarlierConversation,
+    EarlierQuery,
+    EarlierSummary,
+    EarlierTurn,
+    earlier_conversations,
+    earlier_filters,
+)
 from .exports import active_scopes, browse_all, count_changed
 from .files import DATABASE_SUFFIXES, marker_path, move_aside, remove_database
 from .integrity import IntegrityCheck
@@ -58,6 +67,10 @@ __all__ = [
     "Database",
     "DatabaseAccess",
     "DerivedData",
+    "EarlierConversation",
+    "EarlierQuery",
+    "EarlierSummary",
+    "EarlierTurn",
     "EraseListener",
     "IntegrityCheck",
     "Keyset",
@@ -72,6 +85,8 @@ __all__ = [
     "count_changed",
     "count_rows",
     "decode_cursor",
+    "earlier_conversations",
+    "earlier_filters",
     "encode_cursor",
     "find_active",
     "history",
