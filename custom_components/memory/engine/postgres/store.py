@@ -6,8 +6,8 @@ asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
 (supersede, reword, details, restore, expire, recall), `PostgresReads`
 (history, twins, topics, counts), `StoreVectors` (the model's
 `PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
-with SQLite's keyset cursor), `store_exports` (what the exports read) and
-a `ChangeFeed`.
+with SQLite's keyset cursor), `store_exports` (what the exports read),
+`store_earlier` (the recall's "Earlier" reads) and a `ChangeFeed`.
 
 Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
@@ -53,7 +53,13 @@ from ..models import (
     to_timestamp,
 )
 from ..search import MATCH_BUDGET
-from ..store import BrowsePage, BrowseQuery, EraseListener
+from ..store import (
+    BrowsePage,
+    BrowseQuery,
+    EarlierConversation,
+    EarlierQuery,
+    EraseListener,
+)
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
 from .memories import PostgresMemories
@@ -62,6 +68,7 @@ from .reads import PostgresReads
 from .schema import migrate
 from .server import check_server, redact_url
 from .store_browse import browse
+from .store_earlier import earlier_conversations
 from .store_exports import active_scopes, browse_all, count_changed
 from .store_vectors import StoreVectors
 from .vectors import register_vector
@@ -130,6 +137,11 @@ class PostgresStore:
     def model(self) -> str | None:
         """The embedding model searches use."""
         return self._model
+
+    @property
+    def pool(self) -> Any:
+        """The open store's asyncpg pool: the conversation log and queue share it."""
+        return self._open().pool
 
     def _open(self) -> _Parts:
         if self._parts is None:
@@ -471,3 +483,7 @@ class PostgresStore:
     async def active_scopes(self) -> list[str]:
         """List the scopes that have an active memory, sorted."""
         return await active_scopes(self._open().pool)
+
+    async def earlier(self, query: EarlierQuery) -> list[EarlierConversation]:
+        """Return a speaker's recent conversations, summaries, turns (recall's "Earlier")."""
+        return await earlier_conversations(self._open().pool, query)
