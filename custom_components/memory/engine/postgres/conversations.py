@@ -19,7 +19,7 @@ so no other instance sees a row emptied but not yet gone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 import logging
 from typing import Any, Final
@@ -37,9 +37,16 @@ from ..conversations import (
     cut,
 )
 from ..errors import InvalidInputError
-from ..languages import ANALYSIS_VERSION, DEFAULT_LANGUAGE, index_terms, language_code
+from ..languages import (
+    ANALYSIS_VERSION,
+    DEFAULT_LANGUAGE,
+    index_terms,
+    language_code,
+    query_terms_in,
+)
 from ..models import MemoryItem, to_timestamp
-from ..store import validate_scope
+from ..search import KEYWORD_POOL, fuse
+from ..store import validate_limit, validate_scope
 from .conversation_reads import PostgresConversationReads
 from .message_search import PostgresMessageSearch, data_tokens
 from .notify import ChangeKind, notify
@@ -81,11 +88,17 @@ class PostgresConversationLog:
         *,
         language: str = DEFAULT_LANGUAGE,
         instance: str | None = None,
+        erased: Callable[[Iterable[str]], Awaitable[None]] | None = None,
     ) -> None:
-        """Hold the pool, the default language of texts, and the instance's name."""
+        """Hold the pool, the default language of texts, and the instance's name.
+
+        `erased` is awaited with the scopes whose messages an erase took,
+        after it commits (a store's `erased`: its erase listeners).
+        """
         self._pool = pool
         self.language = language
         self.instance = instance
+        self._tell_erased = erased
         self.reads = PostgresConversationReads(pool)
         self.keywords = PostgresMessageSearch(pool)
 
@@ -239,7 +252,14 @@ class PostgresConversationLog:
                 "RETURNING id, scope",
                 unique,
             )
-            return await self._erased(connection, rows)
+            erased = await self._erased(connection, rows)
+        await self._told(rows)
+        return erased
+
+    async def _told(self, rows: Sequence[Any]) -> None:
+        """Await `erased` with the scopes of erased messages (rows of id, scope)."""
+        if rows and self._tell_erased is not None:
+            await self._tell_erased({str(row["scope"]) for row in rows})
 
     async def erase(self, row_id: int, scopes: tuple[str, ...] | None) -> list[int]:
         """Erase a conversation's messages of these scopes (None: all); return their ids.
@@ -256,6 +276,7 @@ class PostgresConversationLog:
             )
             erased = await self._erased(connection, rows)
             await connection.execute(_DROP_EMPTY, row_id)
+        await self._told(rows)
         return erased
 
     async def purge_before(self, cutoff: datetime) -> int:
@@ -278,6 +299,7 @@ class PostgresConversationLog:
                 before,
             )
             erased = await self._erased(connection, rows)
+        await self._told(rows)
         _LOGGER.debug("Retention erased %s messages", len(erased))
         return len(erased)
 
@@ -335,12 +357,43 @@ class PostgresConversationLog:
         return await self.reads.source_of(item)
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
-        """Find messages: this round, a query with no words (the newest messages).
+        """Find messages by keywords, scored like memories (0..1, best first).
 
-        A query with words needs the hybrid search's keyword query (its
-        vocabulary reads) on PostgreSQL, not built yet: `keywords.keywords`
-        ranks given terms with FTS5's bm25 meanwhile.
+        A query with no words lists the newest messages. Words are analysed
+        as SQLite's search does (`query_terms_in`, the query's language and
+        the log's) and ranked with FTS5's bm25 (`keywords`), scored by
+        `fuse` as keyword hits are. Keywords only: as SQLite's log before
+        any message has a vector, and without its compound heads' prefixes.
         """
-        if query.text.strip() not in ("", "*") or query.vector is not None:
-            raise NotImplementedError("message search by words on PostgreSQL")
-        return await self.keywords.recent(query)
+        if query.text.strip() in ("", "*"):
+            return await self.keywords.recent(query)
+        validate_limit(query.limit)
+        if query.scopes is not None and not query.scopes:
+            return []
+        terms = query_terms_in(
+            query.text, [language_code(query.language, self.language), self.language]
+        )
+        found = await self.keywords.keywords(
+            terms,
+            scopes=query.scopes,
+            since=to_timestamp(query.since),
+            limit=max(KEYWORD_POOL, query.limit),
+        )
+        ranked = [
+            entry
+            for entry in fuse([hit.as_tuple() for hit in found], [])
+            if entry.score >= query.min_score
+        ][: query.limit]
+        messages = await self.reads.get_messages([entry.id for entry in ranked])
+        return [
+            MessageHit(
+                message=messages[entry.id], score=entry.score, matched=entry.signals
+            )
+            for entry in ranked
+            if entry.id in messages
+        ]
+
+    @property
+    def index_bytes(self) -> int:
+        """Memory held by a message vector index: none here (keywords only)."""
+        return 0
