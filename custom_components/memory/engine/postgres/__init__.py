@@ -12,9 +12,11 @@ write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `vectors` (pgvector: exact below a size, HNSW above), and `store`: the
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
 (`store_browse` its pages, `store_exports` what the exports read,
-`store_vectors` its model's index), its
-listeners told of its own writes and, through a `ChangeFeed`, of other
-instances'. Nothing outside this room uses it yet.
+`store_vectors` its model's index, `store_earlier` the recall's
+"Earlier" reads), its listeners told of its own writes and, through a
+`ChangeFeed`, of other instances'; `store_services`: the conversation log
+and digestion queue of either backend's store (`conversation_log`,
+`digest_queue`), the one way to get them.
 """
 
 from .bm25 import KeywordHit
@@ -39,6 +41,13 @@ from .server import (
     redact_url,
 )
 from .store import PostgresStore
+from .store_services import (
+    AnyConversationLog,
+    AnyDigestQueue,
+    AnyStore,
+    conversation_log,
+    digest_queue,
+)
 from .transfer import sqlite_to_postgres
 from .transfer_back import postgres_to_sqlite
 from .transfer_report import TableCount, TransferReport
@@ -48,6 +57,9 @@ __all__ = [
     "CHANNEL",
     "MIN_SERVER_VERSION",
     "SCHEMA_VERSION",
+    "AnyConversationLog",
+    "AnyDigestQueue",
+    "AnyStore",
     "Change",
     "ChangeFeed",
     "ChangeKind",
@@ -71,8 +83,10 @@ __all__ = [
     "TransferReport",
     "check_server",
     "classify",
+    "conversation_log",
     "create_vector_table",
     "data_tokens",
+    "digest_queue",
     "migrate",
     "postgres_to_sqlite",
     "redact_url",
