@@ -24,13 +24,13 @@ from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import async_setup_embedding, store_model
 from .engine import (
-    ConversationLog,
     DatabaseCorruptError,
     DatabaseTooNewError,
     DatabaseUnavailableError,
     MemoryStore,
     StoreError,
 )
+from .engine.postgres import conversation_log
 from .engine.store import remove_database
 from .export import async_remove_exports, async_rewrite_exports
 from .panel import async_register_panel, async_remove_panel
@@ -127,7 +127,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     await usage.async_load()
     stop_midnight = usage.async_start()
     entry.async_on_unload(stop_midnight)
-    conversations = ConversationLog(store)
+    conversations = conversation_log(store)
     # Digestion: ended conversations (capture tells it) become memories
     # through AI Task.
     ai_task = AITaskClient(hass, entry, usage)

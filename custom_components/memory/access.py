@@ -26,16 +26,9 @@ from homeassistant.exceptions import UnknownUser
 from homeassistant.helpers import llm
 
 from .const import CONF_SATELLITE_PERSONS
-from .engine import (
-    HOUSEHOLD,
-    ConversationLog,
-    MemoryItem,
-    SearchHit,
-    Signal,
-    Source,
-    StoredMessage,
-)
+from .engine import HOUSEHOLD, MemoryItem, SearchHit, Signal, Source, StoredMessage
 from .engine.languages import language_code
+from .engine.postgres import AnyConversationLog
 from .engine.privacy import found_without_secrets, redacted
 
 
@@ -166,7 +159,7 @@ def async_assistant_caller(
 
 async def async_readable_source(
     caller: Caller,
-    log: ConversationLog,
+    log: AnyConversationLog,
     item: MemoryItem,
     readable: dict[int, bool] | None = None,
 ) -> tuple[int, int | None] | None:
@@ -195,7 +188,7 @@ async def async_readable_source(
 
 
 async def async_shown_memories(
-    caller: Caller, log: ConversationLog, items: Iterable[MemoryItem]
+    caller: Caller, log: AnyConversationLog, items: Iterable[MemoryItem]
 ) -> list[MemoryItem]:
     """Return memories as this caller may read them: `Caller.shown`, and a source.
 

@@ -62,10 +62,10 @@ from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
     ConversationInfo,
-    ConversationLog,
     MessageRole,
     NewMessage,
 )
+from .engine.postgres import AnyConversationLog
 from .usage import UsageTracker
 from .worker import BackgroundWorker
 
@@ -227,7 +227,7 @@ class ConversationCapture(BackgroundWorker):
         self,
         hass: HomeAssistant,
         entry: ConfigEntry,
-        log: ConversationLog,
+        log: AnyConversationLog,
         usage: UsageTracker,
         on_ended: Callable[[], None],
     ) -> None:

@@ -51,14 +51,13 @@ from .const import (
     LOGGER,
 )
 from .embedding import EmbeddingRuntime, async_query_vector
-from .engine import DATABASE_ERRORS, HOUSEHOLD, ConversationLog, MemoryStore, StoreError
+from .engine import DATABASE_ERRORS, HOUSEHOLD, MemoryStore, StoreError
 from .engine.digestion import (
     MEMORY_TYPES,
     RESOLUTION_ACTIONS,
     Action,
     Candidate,
     Consolidator,
-    DigestQueue,
     DigestResult,
     DigestState,
     Extracted,
@@ -82,6 +81,7 @@ from .engine.digestion import (
 )
 from .engine.languages import language_name
 from .engine.models import Vector
+from .engine.postgres import AnyConversationLog, digest_queue
 from .usage import UsageTracker
 from .worker import BackgroundWorker
 
@@ -153,7 +153,7 @@ class Digestion(BackgroundWorker):
         hass: HomeAssistant,
         entry: ConfigEntry,
         store: MemoryStore,
-        log: ConversationLog,
+        log: AnyConversationLog,
         ai_task: AITaskClient,
         usage: UsageTracker,
         embedding: EmbeddingRuntime | None,
@@ -167,7 +167,7 @@ class Digestion(BackgroundWorker):
         self._ai_task = ai_task
         self._usage = usage
         self._embedding = embedding
-        self.queue = DigestQueue(store)
+        self.queue = digest_queue(store)
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[], None]] = []

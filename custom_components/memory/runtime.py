@@ -19,7 +19,8 @@ from .const import DOMAIN
 from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import EmbeddingRuntime
-from .engine import ConversationLog, MemoryStore
+from .engine import MemoryStore
+from .engine.postgres import AnyConversationLog
 from .engine.recall import ConversationStates
 from .profile import ProfileKeeper
 from .usage import UsageTracker
@@ -35,7 +36,7 @@ class MemoryData:
     store: MemoryStore
     coordinator: MemoryStatsCoordinator
     # Assist: the conversation log, its capture, and recall/capture counters.
-    conversations: ConversationLog
+    conversations: AnyConversationLog
     capture: ConversationCapture
     usage: UsageTracker
     # Digestion: the household's LLM through AI Task, and the pipeline that
