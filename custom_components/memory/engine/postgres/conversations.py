@@ -37,15 +37,9 @@ from ..conversations import (
     cut,
 )
 from ..errors import InvalidInputError
-from ..languages import (
-    ANALYSIS_VERSION,
-    DEFAULT_LANGUAGE,
-    index_terms,
-    language_code,
-    query_terms_in,
-)
+from ..languages import ANALYSIS_VERSION, DEFAULT_LANGUAGE, index_terms, language_code
 from ..models import MemoryItem, to_timestamp
-from ..search import KEYWORD_POOL, fuse
+from ..search import fuse
 from ..store import validate_limit, validate_scope
 from .conversation_reads import PostgresConversationReads
 from .message_search import PostgresMessageSearch, data_tokens
@@ -359,31 +353,20 @@ class PostgresConversationLog:
     async def search(self, query: MessageQuery) -> list[MessageHit]:
         """Find messages by keywords, scored like memories (0..1, best first).
 
-        A query with no words lists the newest messages. Words are analysed
-        as SQLite's search does (`query_terms_in`, the query's language and
-        the log's) and ranked with FTS5's bm25 (`keywords`), scored by
-        `fuse` as keyword hits are. Keywords only: as SQLite's log before
-        any message has a vector, and without its compound heads' prefixes.
+        A query with no words lists the newest messages; one with words is
+        SQLite's keyword side (`PostgresMessageSearch.matches`) scored by
+        `fuse` as keyword hits are. Keywords only: SQLite's answer before any
+        message has a vector (message vectors are not on PostgreSQL yet).
         """
         if query.text.strip() in ("", "*"):
             return await self.keywords.recent(query)
         validate_limit(query.limit)
         if query.scopes is not None and not query.scopes:
             return []
-        terms = query_terms_in(
-            query.text, [language_code(query.language, self.language), self.language]
-        )
-        found = await self.keywords.keywords(
-            terms,
-            scopes=query.scopes,
-            since=to_timestamp(query.since),
-            limit=max(KEYWORD_POOL, query.limit),
-        )
-        ranked = [
-            entry
-            for entry in fuse([hit.as_tuple() for hit in found], [])
-            if entry.score >= query.min_score
-        ][: query.limit]
+        found = await self.keywords.matches(query, self.language)
+        ranked = [entry for entry in fuse(found, []) if entry.score >= query.min_score][
+            : query.limit
+        ]
         messages = await self.reads.get_messages([entry.id for entry in ranked])
         return [
             MessageHit(

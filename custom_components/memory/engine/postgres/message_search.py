@@ -15,7 +15,10 @@ A query term is looked for in both columns, as a MATCH without a column
 filter is. Only then are rows filtered (scopes, since), as the MATCH scores
 against its whole index before the join filters.
 
-`recent` is the search of a query with no words (empty or `*`): the newest
+`matches` is the search of a query with words: the engine's keyword query
+(`search.keyword_query`, its numbers from `message_terms` through
+`search_keywords.PgTermCounts`) ranked by that bm25, the hits SQLite's
+keyword side gives. `recent` is the search of a query with no words (empty or `*`): the newest
 messages passing the filters, each scored 1.0, as `MessageCorpus.recent`.
 `data_tokens` reads a message's `data` as `unicode61 remove_diacritics 2`
 does (SQLite's own tokenizer, in memory), for the `data_terms` column the
@@ -32,9 +35,12 @@ import threading
 from typing import Any, Final
 
 from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_message
+from ..languages import language_code
 from ..models import to_timestamp
+from ..search import KEYWORD_OVERFETCH, KEYWORD_POOL, keyword_query
 from ..store import validate_limit
 from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
+from .search_keywords import PgTermCounts, match_terms
 
 # FTS5 column weights of `conversation_messages_fts`: terms, data (as
 # `conversations.search.BM25_WEIGHTS`).
@@ -58,6 +64,7 @@ _SEARCH: Final = ranking_sql(
 _COUNTS: Final = counts_sql(
     terms="message_terms", key="message_id", totals="message_term_totals"
 )
+_TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM message_term_totals"
 _RECENT: Final = (
     f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
     "JOIN conversations c ON c.id = m.conversation "
@@ -113,6 +120,54 @@ class PostgresMessageSearch:
     def __init__(self, pool: Any) -> None:
         """Hold the asyncpg pool of a database `schema.migrate` set up."""
         self._pool = pool
+        self._counts = PgTermCounts("message_terms")
+
+    async def matches(
+        self, query: MessageQuery, default: str
+    ) -> list[tuple[int, float, float]]:
+        """Keyword hits `(id, bm25, coverage)` of a query with words, best first.
+
+        SQLite's: the engine's `keyword_query` (in the query's language and
+        `default`, compound heads as prefixes, numbers from `message_terms`),
+        its MATCH terms ranked by bm25 (`keywords`), terms outside the MATCH
+        ranked in as `KeywordQuery.rest` does, each hit's coverage by
+        `KeywordQuery.hit`. Not bounded to the newest rows (`newest`): every
+        match is ranked.
+        """
+        pool = max(KEYWORD_POOL, query.limit)
+        async with self._pool.acquire() as connection:
+            keywords = await keyword_query(
+                connection,
+                query.text.strip(),
+                [language_code(query.language, default), default],
+                vocab=self._counts,
+                total=int(await connection.fetchval(_TOTAL_ROWS)),
+            )
+            if keywords is None:
+                return []
+            terms, flags = match_terms(keywords.expression)
+            hits = await ranked_hits(
+                connection,
+                (_SEARCH, _COUNTS),
+                (terms, flags),
+                (TERMS_WEIGHT, DATA_WEIGHT),
+                (
+                    None if query.scopes is None else list(query.scopes),
+                    to_timestamp(query.since),
+                    pool * KEYWORD_OVERFETCH if keywords.others else pool,
+                ),
+            )
+            rows = await connection.fetch(
+                "SELECT id, terms FROM conversation_messages WHERE id = ANY($1::int8[])",
+                [hit.id for hit in hits],
+            )
+        held = {int(row[0]): str(row[1]) for row in rows}
+        scored = [
+            (hit.id, hit.bm25 - keywords.rest(held.get(hit.id, ""))) for hit in hits
+        ]
+        if keywords.others:
+            scored = sorted(scored, key=lambda pair: (pair[1], pair[0]))[:pool]
+        return [keywords.hit(key, bm25, held.get(key, "")) for key, bm25 in scored]
 
     async def keywords(
         self,

@@ -34,20 +34,21 @@ _QUOTED: Final = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 # Rows holding each term (kind 1), and the rows of the first 64 terms each
 # head begins, summed term by term (kind 2), as `search.keywords._prefix_sql`
 # reads the FTS5 vocabulary; "C" order is FTS5's byte order.
-VOCABULARY: Final = """
+_VOCABULARY: Final = """
 SELECT 1 AS kind, q.term AS key,
-    (SELECT count(*) FROM memory_terms t WHERE t.term = q.term) AS value
+    (SELECT count(*) FROM {terms} t WHERE t.term = q.term) AS value
 FROM unnest($1::text[]) AS q(term)
 UNION ALL
 SELECT 2, h.head, (
     SELECT sum(s.n) FROM (
-        SELECT count(*) AS n FROM memory_terms t
+        SELECT count(*) AS n FROM {terms} t
         WHERE t.term >= h.head AND t.term < h.head || U&'\\+10FFFF'
         GROUP BY t.term ORDER BY t.term LIMIT 64
     ) AS s
 )
 FROM unnest($2::text[]) AS h(head)
 """
+VOCABULARY: Final = _VOCABULARY.format(terms="memory_terms")
 
 TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM memory_term_totals"
 
@@ -173,15 +174,16 @@ def every_args(keywords: KeywordQuery) -> tuple[list[str], list[bool]]:
 
 
 class PgTermCounts(TermCounts):
-    """`TermCounts` over `memory_terms`: the FTS5 vocabulary's numbers, kept alike.
+    """`TermCounts` over postings (`memory_terms`, `message_terms`): FTS5's numbers.
 
     Called with the table's row count (never a `RowCounter`: PostgreSQL
     reads it with `TOTAL_ROWS`), on an asyncpg connection.
     """
 
-    def __init__(self) -> None:
-        """Count in `memory_terms`."""
-        super().__init__("memory_terms")
+    def __init__(self, terms: str = "memory_terms") -> None:
+        """Count in `terms`, a postings table (a trusted name)."""
+        super().__init__(terms)
+        self._vocabulary = _VOCABULARY.format(terms=terms)
 
     async def look_up(
         self,
@@ -203,7 +205,7 @@ class PgTermCounts(TermCounts):
         found: dict[str, int] = {}
         found_sums = dict.fromkeys(fresh_heads, 0)
         if fresh or fresh_heads:
-            for record in await conn.fetch(VOCABULARY, fresh, fresh_heads):
+            for record in await conn.fetch(self._vocabulary, fresh, fresh_heads):
                 kind, key, value = int(record[0]), str(record[1]), record[2]
                 if kind == 1 and value:
                     found[key] = int(value)
