@@ -59,7 +59,7 @@ def now_of(clock: FakeClock) -> datetime:
     return datetime.fromtimestamp(clock(), UTC)
 
 
-async def talk(
+async def talk(  # noqa: PLR0913 - a conversation's own fields, defaulted
     log: AnyConversationLog,
     conversation_id: str,
     at: datetime,
@@ -69,6 +69,7 @@ async def talk(
     device_id: str | None = None,
     user_id: str | None = None,
     ended: bool = False,
+    language: str = "",
 ) -> int:
     """Save a conversation (a message may name its own scope); return its row id."""
     messages = [
@@ -79,6 +80,7 @@ async def talk(
             scope=entry[2] if len(entry) == 3 else scope,
             device_id=device_id,
             user_id=user_id,
+            language=language,
         )
         for n, entry in enumerate(said)
     ]

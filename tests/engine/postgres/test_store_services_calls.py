@@ -17,6 +17,7 @@ import pytest
 
 from custom_components.memory.engine import (
     ConversationInfo,
+    MessageQuery,
     MessageRole,
     NewMemory,
     NewMessage,
@@ -143,3 +144,69 @@ async def test_purges_and_retention_tell_the_store(
     assert backend.heard == [frozenset({ANNA}), frozenset({BEN})]
     assert await log.purge_before(now - timedelta(days=30)) == 0
     assert len(backend.heard) == 2
+
+
+async def test_a_search_by_words_scores_alike_on_both(
+    postgres_database: str, store_factory: StoreFactory, clock: FakeClock
+) -> None:
+    """Keyword hits: the same messages, order and scores from SQLite and PostgreSQL."""
+    stores = PgStores(postgres_database, clock)
+    try:
+        sides = [
+            await side_of(await store_factory(model=None), is_postgres=False),
+            await side_of(await stores.open(model=None), is_postgres=True),
+        ]
+        now = now_of(clock)
+        said = [
+            "The garden gate squeaks again",
+            "Water the garden and the roses",
+            "Roses need water every morning in summer",
+            "Order new garden gloves",
+            "Gardening books for the library",
+        ]
+        german = [
+            "Das Gartentor quietscht",
+            "Wir brauchen Gartenhandschuhe",
+            "Der Geburtstagskuchen ist fertig",
+            "Kuchen backen",
+        ]
+        queries = (
+            MessageQuery(text="garden roses"),
+            MessageQuery(text="water", scopes=(ANNA,)),
+            MessageQuery(text="garden", min_score=0.9, limit=2),
+            MessageQuery(text="gardens", scopes=(BEN,), language="en"),
+            # Compounds: a word's parts, a head matched as a prefix.
+            MessageQuery(text="Garten", language="de"),
+            MessageQuery(text="Kuchen", language="de-DE"),
+            MessageQuery(text="Geburtstag", language="de"),
+        )
+        found = []
+        for side in sides:
+            for n, text in enumerate(said):
+                scope = ANNA if n % 2 else BEN
+                at = now - timedelta(minutes=n)
+                await talk(side.log, f"s{n}", at, [(USER, text)], scope=scope)
+            for n, text in enumerate(german):
+                at = now - timedelta(minutes=10 + n)
+                await talk(side.log, f"d{n}", at, [(USER, text)], language="de")
+            found.append(
+                [
+                    [
+                        (hit.message.content, round(hit.score, 9))
+                        for hit in await side.log.search(query)
+                    ]
+                    for query in queries
+                ]
+            )
+        assert found[0] == found[1]
+        assert found[0][0][0][0] == "Water the garden and the roses"
+        assert all(found[0])
+        assert [content for content, _score in found[0][4]] == [
+            "Das Gartentor quietscht",
+            "Wir brauchen Gartenhandschuhe",
+        ]
+        assert [content for content, _score in found[0][6]] == [
+            "Der Geburtstagskuchen ist fertig"
+        ]
+    finally:
+        await stores.close_all()
