@@ -83,16 +83,19 @@ class PostgresConversationLog:
         language: str = DEFAULT_LANGUAGE,
         instance: str | None = None,
         erased: Callable[[Iterable[str]], Awaitable[None]] | None = None,
+        changed: Callable[[], None] | None = None,
     ) -> None:
         """Hold the pool, the default language of texts, and the instance's name.
 
-        `erased` is awaited with the scopes whose messages an erase took,
-        after it commits (a store's `erased`: its erase listeners).
+        `changed` is called after each write commits, then `erased` awaited
+        with the scopes whose messages an erase took (a store's `changed`
+        and `erased`: its listeners, as SQLite's log tells its database's).
         """
         self._pool = pool
         self.language = language
         self.instance = instance
         self._tell_erased = erased
+        self._tell_changed = changed
         self.reads = PostgresConversationReads(pool)
         self.keywords = PostgresMessageSearch(pool)
 
@@ -129,6 +132,7 @@ class PostgresConversationLog:
                     scopes=scopes,
                     ids=keys,
                 )
+        self._changed()
         return keys
 
     async def _save_one(
@@ -215,6 +219,7 @@ class PostgresConversationLog:
                     scopes={str(row["scope"]) for row in rows},
                     ids=[int(row["id"]) for row in rows],
                 )
+        self._changed()
         return len(rows)
 
     async def _erased(self, connection: Any, rows: Sequence[Any]) -> list[int]:
@@ -250,8 +255,14 @@ class PostgresConversationLog:
         await self._told(rows)
         return erased
 
+    def _changed(self) -> None:
+        """Call `changed`: a write committed."""
+        if self._tell_changed is not None:
+            self._tell_changed()
+
     async def _told(self, rows: Sequence[Any]) -> None:
-        """Await `erased` with the scopes of erased messages (rows of id, scope)."""
+        """Tell of a committed erase: `changed`, then `erased` with the rows' scopes."""
+        self._changed()
         if rows and self._tell_erased is not None:
             await self._tell_erased({str(row["scope"]) for row in rows})
 

@@ -26,7 +26,7 @@ all with `release_claims`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -83,12 +83,22 @@ class PostgresDigestQueue:
     """The digestion state of conversations, in a PostgreSQL database."""
 
     def __init__(
-        self, pool: Any, *, instance: str, lease: float = LEASE_SECONDS
+        self,
+        pool: Any,
+        *,
+        instance: str,
+        lease: float = LEASE_SECONDS,
+        changed: Callable[[], None] | None = None,
     ) -> None:
-        """Hold an asyncpg pool and this instance's name (unique per Home Assistant)."""
+        """Hold an asyncpg pool and this instance's name (unique per Home Assistant).
+
+        `changed` is called after each state change commits (a store's
+        `changed`: its listeners, as SQLite's queue tells its database's).
+        """
         self._pool = pool
         self.instance = instance
         self.lease = lease
+        self._changed = changed or (lambda: None)
 
     async def due(
         self, now: datetime, *, idle_before: datetime | None, limit: int = 20
@@ -232,6 +242,7 @@ class PostgresDigestQueue:
                 row_id,
             )
             await connection.execute(_RELEASE, row_id)
+        self._changed()
 
     async def mark_failed(self, row_id: int, *, error: str, now: datetime) -> datetime:
         """Stay pending, one more attempt, due again after a backoff; returns when.
@@ -254,6 +265,7 @@ class PostgresDigestQueue:
                 row_id,
             )
             await connection.execute(_RELEASE, row_id)
+        self._changed()
         at = from_timestamp(retry)
         assert at is not None  # noqa: S101 - a float always converts
         return at
@@ -269,3 +281,4 @@ class PostgresDigestQueue:
                 row_id,
             )
             await connection.execute(_RELEASE, row_id)
+        self._changed()

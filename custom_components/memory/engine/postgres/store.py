@@ -218,6 +218,10 @@ class PostgresStore:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def changed(self) -> None:
+        """Tell the listeners a change was committed (the log's and queue's too)."""
+        self._changed()
+
     def _changed(self) -> None:
         """Tell the listeners that a change was committed."""
         for listener in list(self._listeners):

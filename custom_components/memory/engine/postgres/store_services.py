@@ -11,9 +11,10 @@ never import this one). Build them once the store is open: the PostgreSQL
 ones hold its pool.
 
 On PostgreSQL the log names itself with the store's `instance` (the
-store's feed leaves its notices out, as its own), and an erase awaits the
-store's `erased` (its erase listeners) after it commits, as SQLite's
-`ConversationLog` does through its database. The queue claims with the
+store's feed leaves its notices out, as its own), so each write calls the
+store's `changed` (its listeners) after it commits and an erase then
+awaits its `erased` (its erase listeners), as SQLite's `ConversationLog`
+and `DigestQueue` tell theirs through the database. The queue claims with the
 same name, so two Home Assistants on one database never digest one
 conversation twice.
 """
@@ -40,6 +41,7 @@ def conversation_log(store: AnyStore) -> AnyConversationLog:
             language=store.language,
             instance=store.instance,
             erased=store.erased,
+            changed=store.changed,
         )
     return ConversationLog(store)
 
@@ -47,5 +49,7 @@ def conversation_log(store: AnyStore) -> AnyConversationLog:
 def digest_queue(store: AnyStore) -> AnyDigestQueue:
     """Return the digestion queue of an open store's database."""
     if isinstance(store, PostgresStore):
-        return PostgresDigestQueue(store.pool, instance=store.instance)
+        return PostgresDigestQueue(
+            store.pool, instance=store.instance, changed=store.changed
+        )
     return DigestQueue(store)
