@@ -1,8 +1,9 @@
 """Helpers of the store services' tests: each backend's store with its log and queue.
 
 `Side` is an open store of one backend with the conversation log and the
-digestion queue `conversation_log` and `digest_queue` give for it, and
-the scopes its erase listeners heard; `talk` saves one conversation.
+digestion queue `conversation_log` and `digest_queue` give for it, the
+scopes its erase listeners heard and its listeners' calls; `talk` saves
+one conversation.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from custom_components.memory.engine.postgres import (
     digest_queue,
 )
 from tests.engine.conftest import FakeClock
+from tests.engine.postgres.stores import Heard
 
 ANNA = "person.anna"
 BEN = "person.ben"
@@ -41,6 +43,8 @@ class Side:
     queue: AnyDigestQueue
     is_postgres: bool
     heard: list[frozenset[str]] = field(default_factory=list)
+    # The store's listeners: called after each committed write.
+    changes: Heard = field(default_factory=Heard)
 
 
 async def side_of(store: AnyStore, *, is_postgres: bool) -> Side:
@@ -51,6 +55,7 @@ async def side_of(store: AnyStore, *, is_postgres: bool) -> Side:
         side.heard.append(scopes)
 
     store.add_erase_listener(listen)
+    store.add_listener(side.changes)
     return side
 
 

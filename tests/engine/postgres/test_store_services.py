@@ -117,6 +117,7 @@ async def test_a_conversation_saved_listed_paged_searched_ended_erased(
             ["I planted tomatoes today", "Water the basil", "Buy more soil"]
         )
     ]
+    assert backend.changes.calls >= 3  # each save told the store's listeners
     listed = await log.conversations(scopes=(ANNA,))
     assert [c.id for c in listed] == rows[::-1]
     assert [c.messages for c in listed] == [2, 2, 2]
@@ -133,7 +134,9 @@ async def test_a_conversation_saved_listed_paged_searched_ended_erased(
     assert [hit.message.content for hit in hits] == ["I planted tomatoes today"]
     assert hits[0].message.conversation == rows[0]
     assert 0.0 < hits[0].score <= 1.0
+    calls = backend.changes.calls
     assert await log.close_open() == 3
+    assert backend.changes.calls > calls
     assert len(await log.conversations(ended=True)) == 3
     assert await log.conversations(ended=False) == []
     messages = await log.messages(rows[0])
@@ -203,7 +206,9 @@ async def test_the_digest_queue_states(backend: Side, clock: FakeClock) -> None:
     idle = now - timedelta(minutes=10)
     assert [p.id for p in await queue.due(now, idle_before=idle)] == [first, second]
     assert await queue.count_waiting() == 3
+    calls = backend.changes.calls
     retry = await queue.mark_failed(first, error="timeout", now=now)
+    assert backend.changes.calls > calls
     assert retry > now
     failed = await queue.get(first)
     assert failed is not None
@@ -215,14 +220,18 @@ async def test_the_digest_queue_states(backend: Side, clock: FakeClock) -> None:
     assert [p.id for p in await queue.due(now, idle_before=None)] == [second]
     assert [p.id for p in await queue.due(retry, idle_before=None)] == [first, second]
     until = now + timedelta(hours=1)
+    calls = backend.changes.calls
     await queue.defer(second, until, error="rate limited")
+    assert backend.changes.calls > calls
     assert [p.id for p in await queue.due(now, idle_before=None)] == []
     deferred = await queue.get(second)
     assert deferred is not None
     assert deferred.attempts == 0
     assert deferred.next_at == until
+    calls = backend.changes.calls
     await queue.mark_done(first, when=now)
     await queue.mark_skipped(second, when=now, reason=SkipReason.DEVICE_COMMANDS)
+    assert backend.changes.calls >= calls + 2
     assert [p.id for p in await queue.due(until, idle_before=until)] == [still]
     assert await queue.still_waiting([first, second, still]) == {still}
     assert await queue.count_by_state() == {"done": 1, "pending": 1, "skipped": 1}

@@ -134,7 +134,9 @@ async def test_purges_and_retention_tell_the_store(
         scope=ANNA,
     )
     messages = await log.messages(row)
+    calls = backend.changes.calls
     assert await log.purge([messages[0].id, 10**9]) == [messages[0].id]
+    assert backend.changes.calls > calls
     assert [m.content for m in await log.messages(row)] == ["Two"]
     assert backend.heard == [frozenset({ANNA})]
     assert await log.purge([]) == []
