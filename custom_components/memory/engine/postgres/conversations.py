@@ -13,8 +13,12 @@ Each write is one transaction, and each that changes something sends its
 change notice (`notify`) in it: messages appended (`MESSAGES_ADDED`, the
 conversation rows), conversations ended (`CONVERSATIONS_ENDED`), messages
 erased (`MESSAGES_PURGED`, their ids, `erased`). Scopes and ids only: never
-a message's text. An erase is one transaction here (SQLite's takes two),
-so no other instance sees a row emptied but not yet gone.
+a message's text. Its own store hears it through `changed` and `erased`
+(`store_services` wires them), since the store's feed leaves out its own
+instance's notices. A search by words is SQLite's keyword side
+(`PostgresMessageSearch.matches`), keywords only. An erase is one
+transaction here (SQLite's takes two), so no other instance sees a row
+emptied but not yet gone.
 """
 
 from __future__ import annotations

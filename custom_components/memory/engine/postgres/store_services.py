@@ -14,8 +14,8 @@ On PostgreSQL the log names itself with the store's `instance` (the
 store's feed leaves its notices out, as its own), so each write calls the
 store's `changed` (its listeners) after it commits and an erase then
 awaits its `erased` (its erase listeners), as SQLite's `ConversationLog`
-and `DigestQueue` tell theirs through the database. The queue claims with the
-same name, so two Home Assistants on one database never digest one
+and `DigestQueue` tell theirs through the database. The queue claims with
+the same name, so two Home Assistants on one database never digest one
 conversation twice.
 """
 
