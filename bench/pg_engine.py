@@ -386,6 +386,32 @@ def plans(
     }
 
 
+def server_cpu(database: str) -> dict[int, float]:
+    """CPU seconds (user + system) of each local server process serving `database`.
+
+    Read from /proc: the backends' titles name their database. Empty when
+    the server is elsewhere (`--url` on another machine).
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            title = (proc / "cmdline").read_bytes()
+            if not title.startswith(b"postgres: ") or database.encode() not in title:
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(proc.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
+
+
 async def search_run(
     store: Store,
     planned: dict[str, list[SearchQuery]],
@@ -400,6 +426,8 @@ async def search_run(
         latencies: list[float] = []
         cpu: list[float] = []
         found: list[list[int]] = []
+        database = store.name if isinstance(store, PgStore) else None
+        served = server_cpu(database) if database else {}
         for query in plan:
             tick, tock = time.perf_counter(), time.process_time()
             hits = await store.search(query)
@@ -407,11 +435,18 @@ async def search_run(
             cpu.append(time.process_time() - tock)
             found.append([hit.item.id for hit in hits])
         ms = np.asarray(latencies) * 1000.0
+        server_ms = (
+            _spent(served, server_cpu(database)) * 1000.0 / len(plan)
+            if database
+            else 0.0
+        )
         result[mode] = {
             "p50_ms": float(np.percentile(ms, 50)),
             "p95_ms": float(np.percentile(ms, 95)),
             "mean_ms": float(ms.mean()),
             "client_cpu_ms": float(np.mean(cpu)) * 1000.0,
+            # The server's processes of this database (0 for SQLite: in-process).
+            "server_cpu_ms": server_ms,
             "target_at_10": float(
                 np.mean(
                     [t in ids for t, ids in zip(queries["targets"], found, strict=True)]
@@ -453,6 +488,13 @@ def _median_modes(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     }
 
 
+def checkpoint(args: argparse.Namespace, size: int, entry: dict[str, Any]) -> None:
+    """Write what one size has so far beside `--json` (a long run may be cut)."""
+    if args.json is not None:
+        path = args.json.with_suffix(f".{size}.partial.json")
+        path.write_text(json.dumps(entry) + "\n")
+
+
 async def measure_size(
     args: argparse.Namespace, url: str, workdir: Path, size: int
 ) -> dict[str, Any]:
@@ -475,6 +517,7 @@ async def measure_size(
                 raise RuntimeError(f"{backend} did not number the memories 1..{size}")
             entry["load"][backend] = loaded
             _log(f"{size:,}: {backend} loaded at {loaded['per_second']:,.0f}/s")
+            checkpoint(args, size, entry)
         pg = stores["postgres"]
         assert isinstance(pg, PgStore) and pg.index is not None  # noqa: S101
         entry["load"]["postgres"]["hnsw"] = await pg.index.has_hnsw()
@@ -498,6 +541,7 @@ async def measure_size(
                     await search_run(stores[backend], planned, queries, args.warmup)
                     | {"load": os.getloadavg()[0]}
                 )
+                checkpoint(args, size, entry)
     finally:
         for backend, store in stores.items():
             await close_store(store, path if backend == "sqlite" else workdir)
@@ -595,15 +639,17 @@ def markdown(report: dict[str, Any]) -> str:
             f"Median of {settings['runs']} runs per backend, alternating SQLite, "
             f"PostgreSQL; {settings['queries']} queries per mode after "
             f"{settings['warmup']} warm-up queries; limit {settings['limit']}. "
-            "p50 / p95 in ms."
+            "p50 / p95 in ms. CPU a query: this process's (every thread) plus, "
+            "for PostgreSQL, its server's processes of the database (mean ms); "
+            "steadier than wall time on a busy machine."
         ),
         "",
         (
             "| memories | backend | keyword p50 / p95 | vector p50 / p95 | "
-            "hybrid p50 / p95 | hybrid client CPU (ms) | hybrid target@10 | "
-            "vector recall@10 (exact) |"
+            "hybrid p50 / p95 | CPU a query, keyword / vector / hybrid (ms) | "
+            "hybrid target@10 | vector recall@10 (exact) |"
         ),
-        "|---:|---|---|---|---|---:|---:|---:|",
+        "|---:|---|---|---|---|---|---:|---:|",
     ]
     for size, entry in report["sizes"].items():
         for backend in BACKENDS:
@@ -614,7 +660,10 @@ def markdown(report: dict[str, Any]) -> str:
                 for mode in MODES
             ]
             cells += [
-                f"{med['hybrid']['client_cpu_ms']:.2f}",
+                " / ".join(
+                    f"{med[mode]['client_cpu_ms'] + med[mode].get('server_cpu_ms', 0):.1f}"
+                    for mode in MODES
+                ),
                 f"{med['hybrid']['target_at_10']:.3f}",
                 f"{med['vector']['recall_at_10']:.3f}",
             ]
@@ -632,7 +681,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for size, entry in report["sizes"].items():
         cells = [
-            f"{a['identical']:.3f} / {a['same_set']:.3f} / {a['recall_at_10']:.3f}"
+            f"{a['identical']:.3f} / {a['same_set']:.3f} / {a['recall_at_10']:.4f}"
             for a in (entry["agreement"][mode] for mode in MODES)
         ]
         lines.append(f"| {int(size):,} | " + " | ".join(cells) + " |")
