@@ -286,8 +286,9 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             (
                 f"Household set ({', '.join(sides['sqlite']['languages'])}; "
-                f"{sides['sqlite']['queries']} queries a mode, every language "
-                "pooled; all-MiniLM-L6-v2):"
+                f"{sides['sqlite']['queries'] // 2} questions, each also asked "
+                "as its paraphrase, in three modes; every language pooled; "
+                "all-MiniLM-L6-v2):"
             ),
             *header,
         ]
@@ -386,7 +387,11 @@ def main() -> None:
         "--url", help="a superuser's URL instead of a server of our own"
     )
     parser.add_argument("--json", type=Path, help="also write the full results")
+    parser.add_argument("--report", type=Path, help="print the tables of a --json")
     args = parser.parse_args()
+    if args.report is not None:
+        print(markdown(json.loads(args.report.read_text())))
+        return
     os.nice(10)
     shown: list[str] = []
     skip = False
