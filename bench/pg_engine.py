@@ -665,7 +665,7 @@ def markdown(report: dict[str, Any]) -> str:
                     for mode in MODES
                 ),
                 f"{med['hybrid']['target_at_10']:.3f}",
-                f"{med['vector']['recall_at_10']:.3f}",
+                f"{med['vector']['recall_at_10']:.4f}",
             ]
             lines.append("| " + " | ".join(cells) + " |")
     lines += [
