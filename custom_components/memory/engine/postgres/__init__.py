@@ -12,7 +12,8 @@ write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `vectors` (pgvector: exact below a size, HNSW above), and `store`: the
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
 (`store_browse` its pages, `store_exports` what the exports read,
-`store_vectors` its model's index), its
+`store_vectors` its model's index, `job_store` the embedding queue's
+jobs, claimed in its instance's name), its
 listeners told of its own writes and, through a `ChangeFeed`, of other
 instances'. Nothing outside this room uses it yet.
 """
@@ -22,6 +23,7 @@ from .conversation_reads import PostgresConversationReads
 from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
 from .digest_queue import PostgresDigestQueue
+from .job_store import PostgresJobs
 from .keywords import PostgresKeywords
 from .memories import PostgresMemories
 from .message_search import PostgresMessageSearch, data_tokens
@@ -58,6 +60,7 @@ __all__ = [
     "PostgresConversationReads",
     "PostgresCuration",
     "PostgresDigestQueue",
+    "PostgresJobs",
     "PostgresKeywords",
     "PostgresMemories",
     "PostgresMessageSearch",

@@ -6,8 +6,9 @@ asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
 (supersede, reword, details, restore, expire, recall), `PostgresReads`
 (history, twins, topics, counts), `StoreVectors` (the model's
 `PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
-with SQLite's keyset cursor), `store_exports` (what the exports read) and
-a `ChangeFeed`.
+with SQLite's keyset cursor), `store_exports` (what the exports read),
+`job_store` (`embedding_jobs`: the jobs an `EmbeddingQueue` claims in its
+instance's name) and a `ChangeFeed`.
 
 Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
@@ -56,6 +57,7 @@ from ..search import MATCH_BUDGET
 from ..store import BrowsePage, BrowseQuery, EraseListener
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
+from .job_store import PostgresJobs
 from .memories import PostgresMemories
 from .notify import Change, ChangeFeed
 from .reads import PostgresReads
@@ -429,6 +431,10 @@ class PostgresStore:
     async def stored_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
         """Read the active model's unit vectors of `ids` (those that have one)."""
         return await self._open().vectors.stored(ids)
+
+    def embedding_jobs(self, instance: str) -> PostgresJobs:
+        """Return the embedding jobs for a queue that claims as `instance`."""
+        return PostgresJobs(self._open().pool, instance)
 
     # -- lookups and browsing -----------------------------------------------
 
