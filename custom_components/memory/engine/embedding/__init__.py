@@ -55,7 +55,7 @@ from .providers import (
     probe_dimension,
 )
 from .queue import EmbeddingQueue
-from .secret_recheck import recheck
+from .secret_recheck import Batch, SecretChecks, Stale, recheck
 
 __all__ = [
     "HF_BASE_URL",
@@ -72,6 +72,7 @@ __all__ = [
     "PROCESS_INSTANCE",
     "RETRY_BASE",
     "RETRY_FACTOR",
+    "Batch",
     "BertEncoder",
     "CannotConnectError",
     "CircuitBreaker",
@@ -95,8 +96,10 @@ __all__ = [
     "ProviderTimeoutError",
     "QueueStatus",
     "Queued",
+    "SecretChecks",
     "ServerError",
     "SqliteJobs",
+    "Stale",
     "count_missing",
     "default_model_for",
     "download_model",
