@@ -13,7 +13,8 @@ write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
 (`store_browse` its pages, `store_exports` what the exports read,
 `store_vectors` its model's index, `job_store` the embedding queue's
-jobs, claimed in its instance's name), its
+jobs, claimed in its instance's name, `secret_checks` the secret
+detector's recheck), its
 listeners told of its own writes and, through a `ChangeFeed`, of other
 instances'. Nothing outside this room uses it yet.
 """
@@ -31,6 +32,7 @@ from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
 from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .search import PostgresSearch
+from .secret_checks import PostgresSecretChecks
 from .server import (
     MIN_SERVER_VERSION,
     ServerCheck,
@@ -66,6 +68,7 @@ __all__ = [
     "PostgresMessageSearch",
     "PostgresReads",
     "PostgresSearch",
+    "PostgresSecretChecks",
     "PostgresStore",
     "ServerCheck",
     "ServerFacts",

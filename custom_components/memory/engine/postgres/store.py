@@ -8,7 +8,8 @@ asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
 `PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
 with SQLite's keyset cursor), `store_exports` (what the exports read),
 `job_store` (`embedding_jobs`: the jobs an `EmbeddingQueue` claims in its
-instance's name) and a `ChangeFeed`.
+instance's name), `secret_checks` (what `embedding.recheck` reads and
+writes) and a `ChangeFeed`.
 
 Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
@@ -62,6 +63,7 @@ from .memories import PostgresMemories
 from .notify import Change, ChangeFeed
 from .reads import PostgresReads
 from .schema import migrate
+from .secret_checks import PostgresSecretChecks
 from .server import check_server, redact_url
 from .store_browse import browse
 from .store_exports import active_scopes, browse_all, count_changed
@@ -435,6 +437,10 @@ class PostgresStore:
     def embedding_jobs(self, instance: str) -> PostgresJobs:
         """Return the embedding jobs for a queue that claims as `instance`."""
         return PostgresJobs(self._open().pool, instance)
+
+    def secret_checks(self) -> PostgresSecretChecks:
+        """Return the tables the secret detector's recheck reads and writes."""
+        return PostgresSecretChecks(self._open().pool)
 
     # -- lookups and browsing -----------------------------------------------
 
