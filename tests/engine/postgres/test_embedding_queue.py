@@ -5,7 +5,8 @@ database, and the provider a real Ollama-speaking server
 (`tests/provider_servers.py`). Each scenario runs once on each: memories
 added are embedded and their vectors searched, a refusing provider's jobs
 back off and a provider that is down opens the breaker, a reworded memory
-is embedded again. On PostgreSQL two queues of two instances draining one
+is embedded again, a vector made from a secret the detector of its day
+missed is made again from the redacted text. On PostgreSQL two queues of two instances draining one
 database at once embed each job exactly once, and a memory reworded while
 its batch is with the provider is embedded again for its new text.
 """
@@ -33,12 +34,18 @@ from custom_components.memory.engine.embedding.breaker import (
     BREAKER_BASE_DELAY,
     BreakerState,
 )
-from custom_components.memory.engine.embedding.jobs import RETRY_BASE, RETRY_FACTOR
+from custom_components.memory.engine.embedding.jobs import (
+    RETRY_BASE,
+    RETRY_FACTOR,
+    text_hash,
+)
 from custom_components.memory.engine.embedding.providers import (
     CannotConnectError,
     OllamaProvider,
 )
+from custom_components.memory.engine.embedding.secret_recheck import recheck
 from custom_components.memory.engine.postgres import PostgresJobs, PostgresStore
+from custom_components.memory.engine.privacy import redacted
 from tests.engine.conftest import (
     PROVIDER_MODEL,
     FakeClock,
@@ -114,6 +121,22 @@ async def _job(store: Store, url: str | None, memory_id: int) -> Job:
             await connection.close()
     assert row is not None
     return str(row[0]), int(row[1]), row[2], float(row[3])
+
+
+async def _execute(store: Store, url: str | None, sql: str, *args: Any) -> None:
+    """Run one write on either backend (`{}` marks each argument)."""
+    if isinstance(store, MemoryStore):
+        async with store.transaction() as conn:
+            await conn.execute(sql.format(*("?" for _ in args)), args)
+        return
+    assert url is not None
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute(
+            sql.format(*(f"${i}" for i in range(1, len(args) + 1))), *args
+        )
+    finally:
+        await connection.close()
 
 
 def _unit(text: str) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -264,6 +287,52 @@ async def test_a_reworded_memory_is_embedded_again(
     )
 
 
+async def test_a_vector_made_from_a_secret_is_made_again_redacted(
+    backend: Store,
+    backend_url: str | None,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """The recheck puts back the job of a text sent whole; the worker sends it redacted."""
+    garage_text = "Der Garagencode ist 4512"
+    queue = _queue(backend, provider, clock)
+    await queue.start()
+    garage = (await backend.add(memory(garage_text))).item.id
+    nuts = (await backend.add(memory("Mia is allergic to nuts"))).item.id
+    assert await run_until_idle(queue) is None
+    # A pass over rows embedded now finds nothing stale (SQLite's new store
+    # recorded its detector at creation; PostgreSQL's reads its rows once).
+    while await recheck(backend):
+        pass
+    assert (await _job(backend, backend_url, garage))[0] == "ready"
+    # As the detector of its day left it: embedded whole, nothing checked yet.
+    await backend.set_vectors({garage: fake_vector(garage_text, DIM)})
+    await _execute(
+        backend,
+        backend_url,
+        "UPDATE embedding_jobs SET text_hash = {} WHERE memory_id = {}",
+        text_hash(garage_text),
+        garage,
+    )
+    await _execute(backend, backend_url, "DELETE FROM store_settings")
+    ready = await _job(backend, backend_url, nuts)
+
+    assert await recheck(backend, limit=1) == 1  # the garage
+    assert await recheck(backend, limit=1) == 1  # the nuts
+    assert await recheck(backend, limit=1) == 0  # done, and recorded
+    assert await recheck(backend) == 0
+    assert (await _job(backend, backend_url, garage))[:2] == ("pending", 0)
+    assert await _job(backend, backend_url, nuts) == ready
+
+    embedding_server.received.clear()
+    assert await run_until_idle(queue) is None
+    assert embedding_server.received == [redacted(garage_text)]
+    assert (await _job(backend, backend_url, garage))[0] == "ready"
+    stored = await backend.stored_vectors([garage])
+    np.testing.assert_allclose(stored[garage], _unit(redacted(garage_text)), atol=1e-6)
+
+
 @pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
 async def test_two_queues_on_one_database_embed_each_job_once(
     pg_stores: PgStores,
@@ -321,7 +390,9 @@ async def test_a_memory_reworded_while_embedding_is_embedded_again(
     item = (await backend.add(memory("Mia is allergic to nuts"))).item.id
     embedding_server.delay = 0.3
     work = asyncio.create_task(queue.run_once())
-    await asyncio.sleep(0.1)
+    async with asyncio.timeout(10):  # until the old text is with the provider
+        while not embedding_server.calls["ollama.embed"]:  # noqa: ASYNC110 - a server
+            await asyncio.sleep(0.01)
     await backend.update_content(item, content="Mia plays the violin on Sundays")
     await work
     assert (await queue.status()).pending == 1  # not marked ready for the old text
