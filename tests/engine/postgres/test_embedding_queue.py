@@ -7,8 +7,9 @@ added are embedded and their vectors searched, a refusing provider's jobs
 back off and a provider that is down opens the breaker, a reworded memory
 is embedded again, a vector made from a secret the detector of its day
 missed is made again from the redacted text. On PostgreSQL two queues of two instances draining one
-database at once embed each job exactly once, and a memory reworded while
-its batch is with the provider is embedded again for its new text.
+database at once embed each job exactly once, work a crashed instance
+claimed is done by another once the lease lapses, and a memory reworded
+while its batch is with the provider is embedded again for its new text.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from custom_components.memory.engine.embedding.breaker import (
     BreakerState,
 )
 from custom_components.memory.engine.embedding.jobs import (
+    MEMORIES,
     RETRY_BASE,
     RETRY_FACTOR,
     text_hash,
@@ -45,6 +47,7 @@ from custom_components.memory.engine.embedding.providers import (
 )
 from custom_components.memory.engine.embedding.secret_recheck import recheck
 from custom_components.memory.engine.postgres import PostgresJobs, PostgresStore
+from custom_components.memory.engine.postgres.jobs import LEASE_SECONDS
 from custom_components.memory.engine.privacy import redacted
 from tests.engine.conftest import (
     PROVIDER_MODEL,
@@ -375,6 +378,36 @@ async def test_two_queues_on_one_database_embed_each_job_once(
         assert len(await two.stored_vectors([hit.item.id for hit in found])) == 12
     finally:
         await second_server.stop()
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+async def test_a_crashed_instances_claims_lapse_to_another(
+    pg_stores: PgStores,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """Work an instance claimed and never finished waits for its lease, then is done."""
+    crashed = await pg_stores.open(model=MODEL)
+    alive = await pg_stores.open(model=MODEL)
+    item = (await crashed.add(memory("Mia is allergic to nuts"))).item.id
+    gone = _queue(crashed, provider, clock, instance="ha-gone")
+    await gone.start()
+    # It claimed the batch, then its process died before embedding it.
+    jobs = crashed.embedding_jobs("ha-gone")
+    assert [
+        job.item_id
+        for job in await jobs.due_jobs(MEMORIES, MODEL, batch_size=8, now=clock.now)
+    ] == [item]
+
+    queue = _queue(alive, provider, clock, instance="ha-alive")
+    await queue.start()
+    assert await run_until_idle(queue) == LEASE_SECONDS  # until the claim lapses
+    assert embedding_server.received == []
+    clock.advance(LEASE_SECONDS)
+    assert await run_until_idle(queue) is None
+    assert embedding_server.received == ["Mia is allergic to nuts"]
+    assert await queue.status() == QueueStatus(model=MODEL, ready=1)
 
 
 @pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
