@@ -9,6 +9,7 @@ stored ones, as in bench/engine.py.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -218,3 +219,23 @@ async def test_a_table_of_another_dimension_refuses_writes_clearly(
     stray = PgVectorIndex(pool, MODEL, 8)
     with pytest.raises(VectorDimensionError):
         await stray.add([1], unit(np.ones((1, 8))))
+
+
+async def test_two_instances_create_the_table_at_once(postgres_database: str) -> None:
+    """Two first vectors stored at once: both creators succeed, one table results."""
+    connections = [await asyncpg.connect(postgres_database) for _ in range(4)]
+    try:
+        for _ in range(10):
+            await connections[0].execute(f"DROP TABLE IF EXISTS {TABLE}")
+            await asyncio.gather(
+                *(create_vector_table(connection, 8) for connection in connections)
+            )
+            assert (
+                await connections[0].fetchval(
+                    "SELECT count(*) FROM pg_class WHERE relname = $1", TABLE
+                )
+                == 1
+            )
+    finally:
+        for connection in connections:
+            await connection.close()

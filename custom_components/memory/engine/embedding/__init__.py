@@ -1,12 +1,14 @@
 """Embeddings: the providers, the built-in model, the queue that feeds the index.
 
-`queue` (the worker, the query cache), `jobs` (the job tables), `breaker`
+`queue` (the worker, the query cache), `jobs` (the job tables), `job_store`
+(the queue's seam to them: SQLite's, or a store's own), `breaker`
 (stop asking a failing provider), `secret_recheck` (vectors made again when
 the secret detector learns more), `providers` (one module per provider
 family), `model` (the built-in numpy encoder and its pinned files).
 """
 
 from .breaker import CircuitBreaker
+from .job_store import PROCESS_INSTANCE, JobSource, JobStore, Queued, SqliteJobs
 from .jobs import (
     JOB_ERROR,
     JOB_PENDING,
@@ -53,7 +55,7 @@ from .providers import (
     probe_dimension,
 )
 from .queue import EmbeddingQueue
-from .secret_recheck import recheck
+from .secret_recheck import Batch, SecretChecks, Stale, recheck
 
 __all__ = [
     "HF_BASE_URL",
@@ -67,8 +69,10 @@ __all__ = [
     "MESSAGES",
     "MODEL_SPECS",
     "OPENAI_DEFAULT_URL",
+    "PROCESS_INSTANCE",
     "RETRY_BASE",
     "RETRY_FACTOR",
+    "Batch",
     "BertEncoder",
     "CannotConnectError",
     "CircuitBreaker",
@@ -80,6 +84,8 @@ __all__ = [
     "InvalidAuthError",
     "InvalidSettingError",
     "Job",
+    "JobSource",
+    "JobStore",
     "JobTables",
     "LocalProvider",
     "ModelFilesError",
@@ -89,7 +95,11 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "QueueStatus",
+    "Queued",
+    "SecretChecks",
     "ServerError",
+    "SqliteJobs",
+    "Stale",
     "count_missing",
     "default_model_for",
     "download_model",

@@ -12,7 +12,11 @@ job and vector rows with it, so no copy outlives it.
 Codes, PINs, passwords and keys never leave the home: what is sent is the
 text with each secret value replaced by "[redacted]" (`secrets.redacted`;
 the provider redacts whatever it is given once more). The job tables, and
-which text hash a vector is cached under, are `embedding_jobs.py`'s.
+which text hash a vector is cached under, are `embedding_jobs.py`'s, read
+and written through a `JobStore` (`job_store.py`): SQLite's `SqliteJobs`,
+or the store's own, `PostgresStore`'s, which claims each batch in the
+queue's `instance` name so that queues sharing one database never embed a
+job twice.
 
 Conversation messages go through the same machinery with tables of their own
 (`message_embedding_jobs`, `message_embeddings`): user and assistant messages
@@ -32,42 +36,19 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import logging
 import time
 from typing import Final
 
-import aiosqlite
 import numpy as np
 
 from ..errors import UnknownMemoryError, VectorDimensionError
-from ..memory_store import MemoryStore
 from ..models import Vector
 from ..privacy import redacted
 from .breaker import CircuitBreaker
-from .jobs import (
-    KINDS,
-    MEMORIES,
-    MESSAGES,
-    Job,
-    JobTables,
-    QueueStatus,
-    cached_vectors,
-    due_jobs,
-    enqueue,
-    finish_rebuilds,
-    has_jobs,
-    is_rebuilding,
-    mark_ready,
-    model_dimensions,
-    newest_ids,
-    next_due,
-    queue_status,
-    record_failure,
-    start_rebuild,
-    store_message_vectors,
-    text_hash,
-)
+from .job_store import PROCESS_INSTANCE, Queued, QueueStore, job_store
+from .jobs import KINDS, MEMORIES, MESSAGES, Job, JobTables, QueueStatus, text_hash
 from .providers import (
     PROBE_TEXT,
     DimensionChangedError,
@@ -93,9 +74,9 @@ class EmbeddingQueue:
     `query_vector()` serves searches.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the settings are keyword-only
         self,
-        store: MemoryStore,
+        store: QueueStore,
         provider: EmbeddingProvider,
         model: str,
         *,
@@ -104,9 +85,16 @@ class EmbeddingQueue:
         clock: Callable[[], float] = time.time,
         batch_size: int = BATCH_SIZE,
         query_timeout: float = QUERY_TIMEOUT,
+        instance: str = PROCESS_INSTANCE,
     ) -> None:
-        """`model` is the store's model name; `dimensions` what set-up measured."""
+        """`model` is the store's model name; `dimensions` what set-up measured.
+
+        `instance` names this queue's claims on a database several Home
+        Assistants share (PostgreSQL): by default this process's name.
+        """
         self.store = store
+        self.instance = instance
+        self._jobs = job_store(store, instance)
         self.provider = provider
         self.model = model
         self.breaker = breaker or CircuitBreaker(clock)
@@ -143,43 +131,40 @@ class EmbeddingQueue:
         already, this is a rebuild: their searches stay keyword-only until it
         is done, so they never rank against a half-embedded collection.
         """
-        dim = await model_dimensions(self.store.reader, self.model)
+        dim = await self._jobs.model_dimensions(self.model)
         if dim is not None:
             self._dim = dim
-        total = 0
-        async with self.store.transaction() as conn:
-            for kind in KINDS:
-                known = await has_jobs(conn, kind, self.model)
-                added = await self._enqueue(conn, kind, after=0)
-                if added and not known:
-                    await start_rebuild(conn, kind, self.model, added, self._clock())
-                self._rebuilding[kind] = await is_rebuilding(conn, kind, self.model)
-                total += added
-        return total
+        kinds = self._jobs.kinds
+        queued = await self._enqueue(kinds, after=dict.fromkeys(kinds, 0), rebuild=True)
+        for kind, done in queued.items():
+            self._rebuilding[kind] = done.rebuilding
+        return sum(done.added for done in queued.values())
 
     async def _enqueue(
-        self, conn: aiosqlite.Connection, kind: JobTables, *, after: int
-    ) -> int:
+        self,
+        kinds: Sequence[JobTables],
+        *,
+        after: dict[JobTables, int],
+        rebuild: bool = False,
+    ) -> dict[JobTables, Queued]:
         """Queue texts with an id above `after` that have no job yet."""
-        added, seen = await enqueue(
-            conn, kind, self.model, after=after, clock=self._clock
+        queued = await self._jobs.enqueue(
+            kinds, self.model, after=after, clock=self._clock, rebuild=rebuild
         )
-        self._watermarks[kind] = max(self._watermarks[kind], seen)
-        return added
+        for kind, done in queued.items():
+            self._watermarks[kind] = max(self._watermarks[kind], done.seen)
+        return queued
 
     async def sync(self) -> int:
         """Queue memories and messages added since the last look (cheap if none)."""
-        newest = await newest_ids(self.store.reader)
-        newer = [kind for kind in KINDS if newest[kind] > self._watermarks[kind]]
+        newest = await self._jobs.newest_ids()
+        newer = [
+            kind for kind in self._jobs.kinds if newest[kind] > self._watermarks[kind]
+        ]
         if not newer:
             return 0
-        async with self.store.transaction() as conn:
-            return sum(
-                [
-                    await self._enqueue(conn, kind, after=self._watermarks[kind])
-                    for kind in newer
-                ]
-            )
+        queued = await self._enqueue(newer, after=self._watermarks)
+        return sum(done.added for done in queued.values())
 
     # -- the worker -----------------------------------------------------------
 
@@ -192,7 +177,7 @@ class EmbeddingQueue:
         await self.sync()
         if not self.breaker.closed and not self.breaker.probe_due:
             return self.breaker.seconds_to_probe()
-        for kind in KINDS:
+        for kind in self._jobs.kinds:
             if jobs := await self._due_jobs(kind):
                 await self._process(kind, jobs)
                 await self._finish_rebuilds()
@@ -202,23 +187,19 @@ class EmbeddingQueue:
                 await self._probe()
             else:
                 await self._finish_rebuilds()
-                due = await next_due(self.store.reader, self.model)
+                due = await self._jobs.next_due(self.model)
                 return None if due is None else max(due - self._clock(), 0.0)
         return 0.0 if self.breaker.closed else self.breaker.seconds_to_probe()
 
     async def _due_jobs(self, kind: JobTables) -> list[Job]:
         """Fresh jobs in a batch; a job that failed before goes alone."""
-        return await due_jobs(
-            self.store.reader,
-            kind,
-            self.model,
-            batch_size=self.batch_size,
-            now=self._clock(),
+        return await self._jobs.due_jobs(
+            kind, self.model, batch_size=self.batch_size, now=self._clock()
         )
 
     async def _process(self, kind: JobTables, jobs: list[Job]) -> None:
-        vectors = await cached_vectors(
-            self.store.reader, self.model, sorted({job.text_hash for job in jobs})
+        vectors = await self._jobs.cached_vectors(
+            self.model, sorted({job.text_hash for job in jobs})
         )
         texts = {job.text_hash: job.content for job in jobs}
         missing = [digest for digest in texts if digest not in vectors]
@@ -263,11 +244,9 @@ class EmbeddingQueue:
             # With the hash of the text the vector was made from (see
             # embedding_jobs.py).
             hashes = {job.item_id: job.text_hash for job in jobs}
-            now = self._clock()
-            async with self.store.transaction() as conn:
-                await mark_ready(
-                    conn, kind, self.model, {i: hashes[i] for i in stored}, now
-                )
+            await self._jobs.mark_ready(
+                kind, self.model, {i: hashes[i] for i in stored}, self._clock()
+            )
 
     def _check_dimensions(self, dim: int) -> None:
         if self._dim is not None and dim != self._dim:
@@ -289,18 +268,21 @@ class EmbeddingQueue:
                 return []
             await self.store.set_vectors(vectors)
         except VectorDimensionError as err:
+            # SQLite names the length found `got`, pgvector's index `actual`.
+            found = err.placeholders.get("got", err.placeholders.get("actual", ""))
             self.breaker.record_failure(
-                DimensionChangedError(str(err), **err.placeholders)
+                DimensionChangedError(
+                    str(err), expected=err.placeholders.get("expected", ""), got=found
+                )
             )
             return []
         return list(vectors)
 
     async def _store_message_vectors(self, vectors: dict[int, Vector]) -> list[int]:
         """Write the vectors of messages that still exist; returns their ids."""
-        async with self.store.transaction() as conn:
-            stored = await store_message_vectors(
-                conn, self.model, vectors, self._clock()
-            )
+        stored = await self._jobs.store_message_vectors(
+            self.model, vectors, self._clock()
+        )
         if isinstance(stored, DimensionChangedError):
             self.breaker.record_failure(stored)
             return []
@@ -310,9 +292,7 @@ class EmbeddingQueue:
         self, kind: JobTables, jobs: list[Job], error: ProviderError
     ) -> None:
         """Back off these jobs; after `MAX_ATTEMPTS` leave them in `error`."""
-        now = self._clock()
-        async with self.store.transaction() as conn:
-            await record_failure(conn, kind, self.model, jobs, error, now)
+        await self._jobs.record_failure(kind, self.model, jobs, error, self._clock())
         _LOGGER.debug("Embedding of %s %s failed (%s)", len(jobs), kind.name, error.key)
 
     async def _probe(self) -> None:
@@ -328,13 +308,11 @@ class EmbeddingQueue:
         kinds = [kind for kind in KINDS if self._rebuilding[kind]]
         if not kinds:
             return
-        async with self.store.transaction() as conn:
-            self._rebuilding.update(await finish_rebuilds(conn, kinds, self.model))
+        self._rebuilding.update(await self._jobs.finish_rebuilds(kinds, self.model))
 
     async def status(self) -> QueueStatus:
         """Count this model's jobs by state, memories and messages apart."""
-        return await queue_status(
-            self.store.reader,
+        return await self._jobs.queue_status(
             self.model,
             rebuilding=self.rebuilding,
             messages_rebuilding=self.messages_rebuilding,

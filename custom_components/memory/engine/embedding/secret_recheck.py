@@ -18,14 +18,20 @@ Search terms are not redone: they are made from the full text on purpose,
 so the owner finds a code by its words; whoever may not see a value cannot
 find a memory by it either (`secrets.found_without_secrets`, applied with
 the current detector whenever results are shown).
+
+The pass reads and writes through `SecretChecks`: `SqliteSecretChecks` on
+a SQLite store, a store's own where it offers one (`SecretCheckSource`:
+`PostgresStore.secret_checks()`, whose `store_settings` keeps the same
+names, and whose `kinds` are the memories: it keeps no message vectors).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+import contextlib
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 import aiosqlite
 
@@ -41,6 +47,9 @@ VERSION_SETTING: Final = "secrets_checked"
 # The last id checked of each kind while a pass is under way.
 _AFTER: Final = {kind: f"secrets_checked_{kind.name}" for kind in KINDS}
 
+# A stale job: its row's id, its model, the hash it was made from.
+type Stale = tuple[int, str, bytes]
+
 
 @dataclass(frozen=True, slots=True)
 class Batch:
@@ -52,7 +61,103 @@ class Batch:
     kind: JobTables | None
     read: int = 0
     last: int = 0
-    stale: list[tuple[int, str, bytes]] = field(default_factory=list)
+    stale: list[Stale] = field(default_factory=list)
+
+    def progress(self) -> tuple[dict[str, int], list[str]]:
+        """Return the settings to write and those to drop once it is written."""
+        if self.kind is None:
+            return {VERSION_SETTING: DETECTOR_VERSION}, list(_AFTER.values())
+        return {_AFTER[self.kind]: self.last}, []
+
+
+class SecretChecks(Protocol):
+    """What the pass reads and writes of one store."""
+
+    @property
+    def kinds(self) -> tuple[JobTables, ...]:
+        """The kinds of text the store embeds."""
+        ...
+
+    async def setting(self, name: str) -> int:
+        """Return a setting of `store_settings` (0 when unset)."""
+        ...
+
+    async def rows(
+        self, kind: JobTables, after: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """Return the next embedded rows above `after`: id and content."""
+        ...
+
+    async def ready_jobs(self, kind: JobTables, ids: Sequence[int]) -> list[Stale]:
+        """Return the ready jobs of these rows: id, model, hash."""
+        ...
+
+    async def write(self, batch: Batch) -> None:
+        """Queue the batch's stale jobs again and record its progress, at once."""
+        ...
+
+
+@runtime_checkable
+class SecretCheckSource(Protocol):
+    """A store of another backend, which checks its own tables."""
+
+    def secret_checks(self) -> SecretChecks:
+        """Return the store's tables as the pass reads and writes them."""
+        ...
+
+
+class SqliteSecretChecks:
+    """The pass's reads and writes on a SQLite store's database."""
+
+    kinds: Final = KINDS
+
+    def __init__(
+        self,
+        reader: aiosqlite.Connection,
+        transaction: Callable[
+            [], contextlib.AbstractAsyncContextManager[aiosqlite.Connection]
+        ]
+        | None = None,
+    ) -> None:
+        """Read through `reader`; write in the store's `transaction`, if given."""
+        self._reader = reader
+        self._transaction = transaction
+
+    async def setting(self, name: str) -> int:
+        """Return a setting of `store_settings` (0 when unset)."""
+        return await _setting(self._reader, name)
+
+    async def rows(
+        self, kind: JobTables, after: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """Return the next embedded rows above `after`: id and content."""
+        return [
+            (int(row[0]), str(row[1]))
+            for row in await self._reader.execute_fetchall(
+                f"SELECT m.id, m.content FROM {kind.items} m "  # noqa: S608
+                f"WHERE m.id > ? AND {kind.where} ORDER BY m.id LIMIT ?",
+                (after, limit),
+            )
+        ]
+
+    async def ready_jobs(self, kind: JobTables, ids: Sequence[int]) -> list[Stale]:
+        """Return the ready jobs of these rows: id, model, hash."""
+        if not ids:
+            return []
+        return [
+            (int(row[0]), str(row[1]), bytes(row[2]))
+            for row in await self._reader.execute_fetchall(
+                f"SELECT {kind.key}, model, text_hash FROM {kind.jobs} "  # noqa: S608
+                f"WHERE state = 'ready' AND {kind.key} IN ({placeholders(len(ids))})",
+                ids,
+            )
+        ]
+
+    async def write(self, batch: Batch) -> None:
+        """Queue the batch's stale jobs again and record its progress, at once."""
+        assert self._transaction is not None  # noqa: S101 - made by `recheck`
+        async with self._transaction() as conn:
+            await write(conn, batch)
 
 
 async def _setting(conn: aiosqlite.Connection, name: str) -> int:
@@ -77,78 +182,65 @@ def _sent_hashes(kind: JobTables, rows: Sequence[tuple[int, str]]) -> dict[int, 
     }
 
 
-async def prepare(reader: aiosqlite.Connection, limit: int = BATCH) -> Batch | None:
+async def check(checks: SecretChecks, limit: int = BATCH) -> Batch | None:
     """Check the next `limit` rows; None when the current detector's pass is done."""
-    if not await due(reader):
+    if await checks.setting(VERSION_SETTING) >= DETECTOR_VERSION:
         return None
-    for kind in KINDS:
-        after = await _setting(reader, _AFTER[kind])
-        rows = [
-            (int(row[0]), str(row[1]))
-            for row in await reader.execute_fetchall(
-                f"SELECT m.id, m.content FROM {kind.items} m "  # noqa: S608
-                f"WHERE m.id > ? AND {kind.where} ORDER BY m.id LIMIT ?",
-                (after, limit),
-            )
-        ]
+    for kind in checks.kinds:
+        after = await checks.setting(_AFTER[kind])
+        rows = await checks.rows(kind, after, limit)
         if not rows:
             continue
         sent = await asyncio.to_thread(_sent_hashes, kind, rows)
-        ids = sorted(sent)
-        jobs = (
-            await reader.execute_fetchall(
-                f"SELECT {kind.key}, model, text_hash FROM {kind.jobs} "  # noqa: S608
-                f"WHERE state = 'ready' AND {kind.key} IN ({placeholders(len(ids))})",
-                ids,
-            )
-            if ids
-            else []
-        )
-        stale = [
-            (int(row[0]), str(row[1]), bytes(row[2]))
-            for row in jobs
-            if bytes(row[2]) != sent[int(row[0])]
-        ]
+        jobs = await checks.ready_jobs(kind, sorted(sent))
+        stale = [job for job in jobs if job[2] != sent[job[0]]]
         return Batch(kind, read=len(rows), last=rows[-1][0], stale=stale)
     return Batch(None)
 
 
+async def prepare(reader: aiosqlite.Connection, limit: int = BATCH) -> Batch | None:
+    """Check the next `limit` rows of a SQLite store (see `check`)."""
+    return await check(SqliteSecretChecks(reader), limit)
+
+
 async def write(conn: aiosqlite.Connection, batch: Batch) -> None:
-    """Queue the stale jobs' texts again and record the progress.
+    """Queue the stale jobs' texts again and record the progress (SQLite).
 
     A job embedded again since `prepare` (its hash changed) is left alone.
     """
-    kind = batch.kind
-    if kind is None:
-        await conn.execute(
-            "INSERT OR REPLACE INTO store_settings (name, value) VALUES (?, ?)",
-            (VERSION_SETTING, DETECTOR_VERSION),
-        )
+    settings, cleared = batch.progress()
+    if batch.kind is not None:
+        kind = batch.kind
         await conn.executemany(
-            "DELETE FROM store_settings WHERE name = ?",
-            [(name,) for name in _AFTER.values()],
+            f"UPDATE {kind.jobs} SET state = 'pending', attempts = 0, "  # noqa: S608
+            "next_attempt_at = 0, error = NULL "
+            f"WHERE {kind.key} = ? AND model = ? AND state = 'ready' AND text_hash = ?",
+            batch.stale,
         )
-        return
     await conn.executemany(
-        f"UPDATE {kind.jobs} SET state = 'pending', attempts = 0, "  # noqa: S608
-        "next_attempt_at = 0, error = NULL "
-        f"WHERE {kind.key} = ? AND model = ? AND state = 'ready' AND text_hash = ?",
-        batch.stale,
-    )
-    await conn.execute(
         "INSERT OR REPLACE INTO store_settings (name, value) VALUES (?, ?)",
-        (_AFTER[kind], batch.last),
+        list(settings.items()),
+    )
+    await conn.executemany(
+        "DELETE FROM store_settings WHERE name = ?", [(name,) for name in cleared]
     )
 
 
-async def recheck(store: DatabaseAccess, limit: int = BATCH) -> int:
+def secret_checks(store: DatabaseAccess | SecretCheckSource) -> SecretChecks:
+    """Return the store's own checks (`SecretCheckSource`), else SQLite's."""
+    if isinstance(store, SecretCheckSource):
+        return store.secret_checks()
+    return SqliteSecretChecks(store.reader, store.transaction)
+
+
+async def recheck(store: DatabaseAccess | SecretCheckSource, limit: int = BATCH) -> int:
     """Check up to `limit` rows; return how many were read (0: nothing left).
 
     The write wakes the embedding worker (the store's listeners).
     """
-    batch = await prepare(store.reader, limit)
+    checks = secret_checks(store)
+    batch = await check(checks, limit)
     if batch is None:
         return 0
-    async with store.transaction() as conn:
-        await write(conn, batch)
+    await checks.write(batch)
     return batch.read

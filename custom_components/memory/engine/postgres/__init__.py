@@ -13,10 +13,12 @@ write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
 (`store_browse` its pages, `store_exports` what the exports read,
 `store_vectors` its model's index, `store_earlier` the recall's
-"Earlier" reads), its listeners told of its own writes and, through a
-`ChangeFeed`, of other instances'; `store_services`: the conversation log
-and digestion queue of either backend's store (`conversation_log`,
-`digest_queue`), the one way to get them.
+"Earlier" reads, `job_store` the embedding queue's jobs, claimed in its
+instance's name, `secret_checks` the secret detector's recheck), its
+listeners told of its own writes and, through a `ChangeFeed`, of other
+instances'; `store_services`: the conversation log and digestion queue of
+either backend's store (`conversation_log`, `digest_queue`), the one way
+to get them.
 """
 
 from .bm25 import KeywordHit
@@ -24,6 +26,7 @@ from .conversation_reads import PostgresConversationReads
 from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
 from .digest_queue import PostgresDigestQueue
+from .job_store import PostgresJobs
 from .keywords import PostgresKeywords
 from .memories import PostgresMemories
 from .message_search import PostgresMessageSearch, data_tokens
@@ -31,6 +34,7 @@ from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
 from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .search import PostgresSearch
+from .secret_checks import PostgresSecretChecks
 from .server import (
     MIN_SERVER_VERSION,
     ServerCheck,
@@ -70,11 +74,13 @@ __all__ = [
     "PostgresConversationReads",
     "PostgresCuration",
     "PostgresDigestQueue",
+    "PostgresJobs",
     "PostgresKeywords",
     "PostgresMemories",
     "PostgresMessageSearch",
     "PostgresReads",
     "PostgresSearch",
+    "PostgresSecretChecks",
     "PostgresStore",
     "ServerCheck",
     "ServerFacts",

@@ -58,7 +58,7 @@ _ERROR_CHARS: Final = 300
 
 # Which rows of a kind's table are embedded (alias m): SQLite's `where`
 # (`conversations.EMBEDDED_MESSAGES_SQL`) in PostgreSQL's words.
-_WHERE: Final = {
+EMBEDDED_WHERE: Final = {
     MEMORIES.name: "true",
     MESSAGES.name: (
         "m.role IN ('user', 'assistant') AND "
@@ -141,7 +141,7 @@ async def enqueue(
     while True:
         rows = await conn.fetch(
             f"SELECT m.id, m.content FROM {kind.items} m WHERE m.id > $1 "  # noqa: S608
-            f"AND {_WHERE[kind.name]} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
+            f"AND {EMBEDDED_WHERE[kind.name]} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
             f"WHERE j.model = $2 AND j.{kind.key} = m.id) ORDER BY m.id LIMIT $3",
             last,
             model,

@@ -196,6 +196,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # dimension at the first vector (`vectors.create_vector_table`, which ties
     # a table made later), references `memories` on delete cascade.
     (LINK_TO_MEMORIES,),
+    # 4 -> 5: the background passes' settings, SQLite's `store_settings`
+    # (the secret recheck's detector version and progress). Empty: a pass
+    # over an empty database records its version at once.
+    ("CREATE TABLE store_settings (name text PRIMARY KEY, value bigint NOT NULL)",),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -2,12 +2,10 @@
 
 The same public calls with the same results and errors, for what the
 integration asks of the store, composed of this room's parts over one
-asyncpg pool: `PostgresMemories` (add, read, forget), `PostgresCuration`
-(supersede, reword, details, restore, expire, recall), `PostgresReads`
-(history, twins, topics, counts), `StoreVectors` (the model's
-`PgVectorIndex` and the `PostgresSearch` over it), `store_browse` (pages
-with SQLite's keyset cursor), `store_exports` (what the exports read),
-`store_earlier` (the recall's "Earlier" reads) and a `ChangeFeed`.
+asyncpg pool: `PostgresMemories`, `PostgresCuration`, `PostgresReads`,
+`StoreVectors` (the model's index and search), `store_browse`,
+`store_exports`, `store_earlier`, `job_store` and `secret_checks` (the
+embedding queue's and its recheck's, claimed in an instance's name).
 
 Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
 after each of this store's committed writes, as SQLite's are, and when the
@@ -18,12 +16,11 @@ listeners (`add_erase_listener`) are awaited with the scopes that lost text
 for good: after this store's purges and moves to another scope, and, in a
 task of their own, when another instance's notice says it erased.
 
-Unlike SQLite's file, the writes of several instances interleave: the
-parts lock what they change and the one-active-twin index settles two
-adds of one fact (one row, both get it). `cosine_scale` reads the server,
-so it is a coroutine here. A reworded memory's vectors are deleted after
-its reword commits (SQLite: in the same transaction). The URL holds a
-password: it is only ever logged through `redact_url`.
+Several instances' writes interleave: the parts lock what they change and
+the one-active-twin index settles two adds of one fact. `cosine_scale`
+reads the server (a coroutine here). A reworded memory's vectors go after
+its reword commits (SQLite: in it). The URL's password is only ever
+logged through `redact_url`.
 """
 
 from __future__ import annotations
@@ -62,10 +59,12 @@ from ..store import (
 )
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
+from .job_store import PostgresJobs
 from .memories import PostgresMemories
 from .notify import Change, ChangeFeed
 from .reads import PostgresReads
 from .schema import migrate
+from .secret_checks import PostgresSecretChecks
 from .server import check_server, redact_url
 from .store_browse import browse
 from .store_earlier import earlier_conversations
@@ -445,6 +444,14 @@ class PostgresStore:
     async def stored_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
         """Read the active model's unit vectors of `ids` (those that have one)."""
         return await self._open().vectors.stored(ids)
+
+    def embedding_jobs(self, instance: str) -> PostgresJobs:
+        """Return the embedding jobs for a queue that claims as `instance`."""
+        return PostgresJobs(self._open().pool, instance)
+
+    def secret_checks(self) -> PostgresSecretChecks:
+        """Return the tables the secret detector's recheck reads and writes."""
+        return PostgresSecretChecks(self._open().pool)
 
     # -- lookups and browsing -----------------------------------------------
 

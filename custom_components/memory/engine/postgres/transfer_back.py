@@ -195,7 +195,13 @@ class _ToSqlite:
 
     async def _leftovers(self) -> None:
         """Count what PostgreSQL holds that SQLite has no place for, or makes itself."""
-        known = {table.name for table in TABLES} | {PG_VECTORS, "memory_schema"}
+        # `store_settings` is not data (the background passes' progress): the
+        # SQLite store's own starts empty, so its passes run again.
+        known = {table.name for table in TABLES} | {
+            PG_VECTORS,
+            "memory_schema",
+            "store_settings",
+        }
         for name in await pg_tables(self._conn):
             if name in known:
                 continue

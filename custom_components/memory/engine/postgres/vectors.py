@@ -49,6 +49,9 @@ from ..models import Vector
 
 BACKEND_PGVECTOR: Final = "pgvector"
 TABLE: Final = "memory_vectors"
+# pg_advisory_xact_lock's key while the table is made ("memvecT" in ASCII;
+# the schema's is "memoryS").
+TABLE_LOCK: Final = 0x6D656D76656354
 # At and above this many rows of a model, `add` builds the HNSW index
 # (3.5-4.3 s at 20k, once). Below it the exact scan answers k=200 within
 # ~10 ms (p50 3-4 ms at 10k, 9.5 ms at 20k) and is exact; at 100k it
@@ -150,6 +153,7 @@ async def create_vector_table(connection: Any, dim: int) -> None:
     An existing table of another dimension raises `VectorDimensionError`:
     one table holds one dimension (an HNSW index needs a fixed one).
     Where `memories` exists, the table is tied to it (`LINK_TO_MEMORIES`).
+    Under an advisory lock, so two instances creating it at once both succeed.
     """
     if not 0 < dim <= _MAX_DIM:
         raise VectorDimensionError(
@@ -157,21 +161,25 @@ async def create_vector_table(connection: Any, dim: int) -> None:
             expected=str(_MAX_DIM),
             actual=str(dim),
         )
-    await connection.execute(
-        f"CREATE TABLE IF NOT EXISTS {TABLE} ("
-        " model text NOT NULL,"
-        " memory_id bigint NOT NULL,"
-        f" embedding vector({dim}) NOT NULL,"
-        " PRIMARY KEY (model, memory_id))"
-    )
-    stored = await table_dim(connection)
-    if stored != dim:
-        raise VectorDimensionError(
-            f"{TABLE} holds vectors of {stored} dimensions, not {dim}",
-            expected=str(stored),
-            actual=str(dim),
+    # Two instances storing their first vectors at once: `IF NOT EXISTS`
+    # alone lets both create the table's type, and one fails.
+    async with connection.transaction():
+        await connection.execute("SELECT pg_advisory_xact_lock($1)", TABLE_LOCK)
+        await connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {TABLE} ("
+            " model text NOT NULL,"
+            " memory_id bigint NOT NULL,"
+            f" embedding vector({dim}) NOT NULL,"
+            " PRIMARY KEY (model, memory_id))"
         )
-    await connection.execute(LINK_TO_MEMORIES)
+        stored = await table_dim(connection)
+        if stored != dim:
+            raise VectorDimensionError(
+                f"{TABLE} holds vectors of {stored} dimensions, not {dim}",
+                expected=str(stored),
+                actual=str(dim),
+            )
+        await connection.execute(LINK_TO_MEMORIES)
 
 
 async def table_dim(connection: Any) -> int | None:

@@ -1,0 +1,181 @@
+"""The embedding queue's jobs on PostgreSQL: `jobs.py` behind the engine's `JobStore`.
+
+`PostgresStore.embedding_jobs(instance)` hands `EmbeddingQueue` a
+`PostgresJobs`, as a SQLite store's queue uses `embedding.SqliteJobs`:
+the same calls, answered by `jobs.py`'s functions of the same names, with
+the queue's instance name passed to those that claim (`due_jobs`), wait
+for another's claim (`next_due`) or finish only what the instance still
+holds (`mark_ready`, `record_failure`). So queues of several Home
+Assistants draining one database embed each job once.
+
+Two reads are this module's own: a model's dimension (`memory_vectors` has
+one for every model, known once the model stored a vector) and the vectors
+already made for the same texts, found through the memories' jobs and
+`memory_vectors`. PostgreSQL keeps no message vectors yet, so its `kinds`
+are the memories only: messages are never queued here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from ..embedding import (
+    MEMORIES,
+    DimensionChangedError,
+    Job,
+    JobTables,
+    ProviderError,
+    Queued,
+    QueueStatus,
+)
+from ..models import Vector
+from .jobs import (
+    due_jobs,
+    enqueue,
+    finish_rebuilds,
+    has_jobs,
+    is_rebuilding,
+    mark_ready,
+    newest_ids,
+    next_due,
+    queue_status,
+    record_failure,
+    start_rebuild,
+)
+from .vectors import TABLE, table_dim
+
+_CACHED: Final = (
+    f"SELECT j.text_hash, e.embedding FROM embedding_jobs j JOIN {TABLE} e "  # noqa: S608
+    "ON e.model = j.model AND e.memory_id = j.memory_id "
+    "WHERE j.model = $1 AND j.text_hash = ANY($2::bytea[])"
+)
+
+
+class PostgresJobs:
+    """The job tables of one database, claimed in one instance's name."""
+
+    kinds: Final = (MEMORIES,)
+
+    def __init__(self, pool: Any, instance: str) -> None:
+        """Hold the store's pool (vector codec registered) and the claimant."""
+        self._pool = pool
+        self.instance = instance
+
+    async def model_dimensions(self, model: str) -> int | None:
+        """Return the vector length of `model`, if it stored any vector."""
+        async with self._pool.acquire() as connection:
+            dim = await table_dim(connection)
+            if dim is None or not await connection.fetchval(
+                f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE model = $1)",  # noqa: S608
+                model,
+            ):
+                return None
+        return dim
+
+    async def newest_ids(self) -> dict[JobTables, int]:
+        """Return the highest id of each kind's table (0 when empty)."""
+        return await newest_ids(self._pool)
+
+    async def enqueue(
+        self,
+        kinds: Iterable[JobTables],
+        model: str,
+        *,
+        after: Mapping[JobTables, int],
+        clock: Callable[[], float],
+        rebuild: bool = False,
+    ) -> dict[JobTables, Queued]:
+        """Queue texts above `after` with no job, in one transaction."""
+        queued = {}
+        async with self._pool.acquire() as conn, conn.transaction():
+            for kind in kinds:
+                known = rebuild and await has_jobs(conn, kind, model)
+                added, seen = await enqueue(
+                    conn, kind, model, after=after[kind], clock=clock
+                )
+                if rebuild and added and not known:
+                    await start_rebuild(conn, kind, model, added, clock())
+                running = rebuild and await is_rebuilding(conn, kind, model)
+                queued[kind] = Queued(added, seen, running)
+        return queued
+
+    async def due_jobs(
+        self, kind: JobTables, model: str, *, batch_size: int, now: float
+    ) -> list[Job]:
+        """Claim fresh jobs in a batch; a job that failed before goes alone."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await due_jobs(
+                conn,
+                kind,
+                model,
+                batch_size=batch_size,
+                now=now,
+                instance=self.instance,
+            )
+
+    async def next_due(self, model: str) -> float | None:
+        """When the earliest pending job is due (another's claim: when it lapses)."""
+        return await next_due(self._pool, model, instance=self.instance)
+
+    async def cached_vectors(
+        self, model: str, hashes: Sequence[bytes]
+    ) -> dict[bytes, Vector]:
+        """Vectors this model already made for the same texts (memories')."""
+        async with self._pool.acquire() as connection:
+            if await table_dim(connection) is None:
+                return {}
+            records = await connection.fetch(_CACHED, model, list(hashes))
+        return {
+            bytes(record[0]): np.asarray(record[1], dtype=np.float32)
+            for record in records
+        }
+
+    async def mark_ready(
+        self, kind: JobTables, model: str, hashes: Mapping[int, bytes], now: float
+    ) -> None:
+        """Mark the jobs this instance still holds ready, and release them.
+
+        A memory reworded meanwhile lost its claim: it stays pending.
+        """
+        await mark_ready(self._pool, kind, model, hashes, now, instance=self.instance)
+
+    async def record_failure(
+        self,
+        kind: JobTables,
+        model: str,
+        jobs: Sequence[Job],
+        error: ProviderError,
+        now: float,
+    ) -> None:
+        """Back off the jobs this instance still holds, and release them."""
+        await record_failure(
+            self._pool, kind, model, jobs, error, now, instance=self.instance
+        )
+
+    async def store_message_vectors(
+        self, model: str, vectors: Mapping[int, Vector], now: float
+    ) -> list[int] | DimensionChangedError:
+        """Store nothing: no message is queued here (`kinds`), so none is asked."""
+        del model, vectors, now
+        return []
+
+    async def finish_rebuilds(
+        self, kinds: Iterable[JobTables], model: str
+    ) -> dict[JobTables, bool]:
+        """End the rebuilds with no pending job left; return which still run."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await finish_rebuilds(conn, kinds, model)
+
+    async def queue_status(
+        self, model: str, *, rebuilding: bool, messages_rebuilding: bool
+    ) -> QueueStatus:
+        """Count this model's jobs by state, memories and messages apart."""
+        return await queue_status(
+            self._pool,
+            model,
+            rebuilding=rebuilding,
+            messages_rebuilding=messages_rebuilding,
+        )
