@@ -659,33 +659,6 @@ async def test_keyword_hits_carry_their_exact_cosine(store: MemoryStore) -> None
     assert cosines == pytest.approx(expected, abs=1e-6)
 
 
-async def test_keyword_hits_ranked_again_carry_their_exact_cosine(
-    store: MemoryStore,
-) -> None:
-    """Hits re-ranked on terms outside the MATCH get their cosines read after."""
-    added = await store.add_many(
-        [memory(f"Boiler service note {i}") for i in range(8)],
-        vectors=[vector(i) if i % 2 else None for i in range(8)],
-    )
-    store.match_budget = 10  # "boiler"'s 8 rows, not "service"'s 8 more
-    query = vector(99)
-    corpus = store.finder._corpus(store.reader, False)
-    hits, cosines, keywords = await store.finder._hybrid._keyword(
-        corpus,
-        store.finder._request(SearchQuery(text="boiler service")),
-        await corpus.vectors(query),
-    )
-    assert keywords is not None
-    assert keywords.others  # one term drives the MATCH, the other ranks
-    assert len(hits) == 8
-    expected = {
-        result.item.id: float(as_unit_vector(vector(i)) @ as_unit_vector(query))
-        for i, result in enumerate(added)
-        if i % 2
-    }
-    assert cosines == pytest.approx(expected, abs=1e-6)
-
-
 async def test_hybrid_scores_every_candidate_on_both_signals(
     store_factory: StoreFactory,
 ) -> None:

@@ -24,7 +24,7 @@ import aiosqlite
 from ..errors import StoreError
 from ..languages import language_code
 from ..models import Vector
-from ..sql import IDS, rows_in
+from ..sql import ID_CHUNK, IDS, placeholders, rows_in
 from ..vectors import Scale
 from .candidates import (
     Candidates,
@@ -107,34 +107,29 @@ class HybridSearch:
             return await corpus.recent(request.where, request.params, request.limit)
         vectors = await corpus.vectors(request.vector)
         # The vector scan runs in a worker thread (numpy) or on its own
-        # connection (vec0): started first, it overlaps the FTS5 query. Once
-        # the keyword side has analysed the query (`analysed`), the vector
-        # side also reads its pool's bm25, so that no statement waits for both.
-        analysed: asyncio.Future[KeywordQuery | None] = (
-            asyncio.get_running_loop().create_future()
-        )
-        semantic_task = asyncio.create_task(self._semantic(request, vectors, analysed))
+        # connection (vec0): started first, it overlaps the FTS5 query.
+        semantic_task = asyncio.create_task(self._semantic(request, vectors))
         try:
-            keyword, cosines, keywords = await self._keyword(
-                corpus, request, vectors, analysed
-            )
+            keyword, cosines, keywords = await self._keyword(corpus, request, vectors)
         except BaseException:
             semantic_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, StoreError):
                 await semantic_task
             raise
-        semantic, scored = await semantic_task
+        semantic = await semantic_task
         # Keyword hits outside the semantic pool keep the cosine their row
-        # brought; pool members outside the keyword pool get the bm25 the
-        # vector side read (`scored`).
+        # brought, or get it now (`late`, read with the bm25 of the pool
+        # members outside the keyword pool).
         pooled = {item_id for item_id, _score in semantic}
-        outside = {i: score for i, score in cosines.items() if i not in pooled}
+        late = [i for i, _bm25, _cover in keyword if i not in pooled and semantic]
+        outside = {i: score for i, score in (cosines or {}).items() if i not in pooled}
         candidates = Candidates(
             keywords, keyword, semantic, outside if semantic else {}, vectors
         )
-        candidates.keyword = await self._complete_keyword(
-            corpus.reader, request, candidates, pooled, scored
+        candidates.keyword, cosines = await self._complete_keyword(
+            corpus.reader, request, candidates, pooled, late if cosines is None else []
         )
+        candidates.similarity |= cosines
         # How unrelated rows score with this query; a search by vector
         # alone (no words) keeps raw cosines.
         scale = (
@@ -175,12 +170,8 @@ class HybridSearch:
         )
 
     async def _keyword[H](
-        self,
-        corpus: Corpus[H],
-        request: Request,
-        vectors: Vectors | None,
-        analysed: asyncio.Future[KeywordQuery | None] | None = None,
-    ) -> tuple[KeywordHits, dict[int, float], KeywordQuery | None]:
+        self, corpus: Corpus[H], request: Request, vectors: Vectors | None
+    ) -> tuple[KeywordHits, dict[int, float] | None, KeywordQuery | None]:
         """FTS5 hits `(id, bm25, coverage)` best first, their cosines, the query.
 
         FTS5 ranks its matches on its own first (a bounded sort, without
@@ -188,17 +179,14 @@ class HybridSearch:
         pool are joined and filtered: far cheaper than joining every match.
         Only when the filters leave too few of those is every match joined.
         With `vectors`, each hit's stored vector comes along and its cosine
-        is returned; when the rows are ranked again in Python
-        (`KeywordQuery.others`), of the KEYWORD_OVERFETCH times the pool
-        fetched only the pool's are needed, so they are read after the
-        ranking. The analysed query is handed to the vector side
-        (`analysed`) before the MATCH runs.
+        is returned; but not when the rows are ranked again in Python
+        (`KeywordQuery.others`): of the KEYWORD_OVERFETCH times the pool
+        fetched, only the pool's are needed, and only those outside the
+        semantic pool, so they are read later (cosines None).
         """
         keywords = await self.keyword_query(
             corpus, request.text.strip(), request.language, request.earlier
         )
-        if analysed is not None:
-            analysed.set_result(keywords)
         if keywords is None:
             return [], {}, None
         tables = self.tables
@@ -273,16 +261,7 @@ class HybridSearch:
         else:
             hits = [keywords.hit(int(row[0]), float(row[2]), row[1]) for row in rows]
         if vectors is not None and keywords.others:
-            # Only the pool's vectors: one read, still beside the vector side.
-            cosines = await exact_cosines(
-                conn,
-                vectors.unit,
-                [hit[0] for hit in hits],
-                table=tables.embeddings,
-                key=tables.key,
-                model=vectors.model,
-            )
-            return hits, cosines, keywords
+            return hits, None, keywords
         return hits, stored_cosines(rows, vectors), keywords
 
     def _bm25_of(self) -> str:
@@ -322,24 +301,41 @@ class HybridSearch:
         request: Request,
         candidates: Candidates,
         ids: Iterable[int],
-        scored: KeywordHits | None = None,
-    ) -> KeywordHits:
+        late: Sequence[int] = (),
+    ) -> tuple[KeywordHits, dict[int, float]]:
         """Add to the keyword hits the bm25 of `ids` outside the keyword pool.
 
         Only needed when the pool was full: if it was not, every match that
-        passes the filters is in it already. `scored` holds the hits among
-        `ids` read already (the vector side's pool, `_semantic`); without
-        it they are read now.
+        passes the filters is in it already. Returns the cosines of the
+        keyword hits `late` too, read in the same statement.
         """
-        keyword = candidates.keyword
-        if len(keyword) < request.pool:
-            return keyword
+        keyword, tables = candidates.keyword, self.tables
+        keywords, vectors = candidates.keywords, candidates.vectors
         have = {hit[0] for hit in keyword}
         missing = sorted({item_id for item_id in ids if item_id not in have})
-        if scored is not None:
-            wanted = set(missing)
-            return keyword + [hit for hit in scored if hit[0] in wanted]
-        return keyword + await self.keyword_of(conn, candidates.keywords, missing)
+        if len(keyword) < request.pool:
+            missing = []
+        if keywords is None or vectors is None or not late:
+            return keyword + await self.keyword_of(conn, keywords, missing), {}
+        if not missing or len(missing) + len(late) > ID_CHUNK:
+            hits = await self.keyword_of(conn, keywords, missing)
+            table, key, model = tables.embeddings, tables.key, vectors.model
+            cosines = await exact_cosines(
+                conn, vectors.unit, late, table=table, key=key, model=model
+            )
+            return keyword + hits, cosines
+        key = tables.key
+        rows = list(
+            await conn.execute_fetchall(
+                self._bm25_of().replace(IDS, placeholders(len(missing)))
+                + f" UNION ALL SELECT e.{key}, NULL, NULL, e.vector "  # noqa: S608
+                f"FROM {tables.embeddings} e WHERE e.model = ? "
+                f"AND e.{key} IN ({placeholders(len(late))})",
+                [*missing, keywords.expression, vectors.model, *late],
+            )
+        )
+        hits = keywords.hits([row for row in rows if row[3] is None])
+        return keyword + hits, stored_cosines(rows, vectors)
 
     async def complete(
         self,
@@ -354,7 +350,7 @@ class HybridSearch:
         outside the keyword pool get their bm25 if the pool was full (if it
         was not, every match is in it already).
         """
-        candidates.keyword = await self._complete_keyword(
+        candidates.keyword, _cosines = await self._complete_keyword(
             conn, request, candidates, ids
         )
         cosines = await self._similarity(conn, request, candidates, ids)
@@ -382,20 +378,15 @@ class HybridSearch:
         )
 
     async def _semantic(
-        self,
-        request: Request,
-        vectors: Vectors | None,
-        analysed: asyncio.Future[KeywordQuery | None],
-    ) -> tuple[list[tuple[int, float]], KeywordHits | None]:
-        """Return the semantic pool `(id, cosine)`, best first, and its keyword hits.
+        self, request: Request, vectors: Vectors | None
+    ) -> list[tuple[int, float]]:
+        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
 
-        The pool is exactly re-scored, read through the corpus's vector
-        connection, so that it runs beside the keyword query on the reader
-        instead of queueing behind it; then, on the same connection, the
-        bm25 of the pool's rows once the query is `analysed` (None: no pool).
+        Reads through the corpus's vector connection, so that it runs beside
+        the keyword query on the reader instead of queueing behind it.
         """
         if vectors is None or vectors.conn is None:
-            return [], None
+            return []
         tables = self.tables
         key = f"e.{tables.key}"
         base = (
@@ -403,7 +394,7 @@ class HybridSearch:
             f"JOIN {tables.rows} m ON m.id = {key} "
             f"WHERE e.model = ? AND {request.where}"
         )
-        pool = await semantic_pool(
+        return await semantic_pool(
             vectors.conn,
             vectors.index,
             vectors.unit,
@@ -412,6 +403,3 @@ class HybridSearch:
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
         )
-        keywords = await analysed
-        ids = [item_id for item_id, _score in pool]
-        return pool, await self.keyword_of(vectors.conn, keywords, ids)
