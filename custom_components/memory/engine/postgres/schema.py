@@ -46,6 +46,7 @@ from typing import Any, Final
 from .bm25 import compact_totals, totals_ddl
 from .schema_conversations import CONVERSATIONS_STEP
 from .schema_jobs import conversation_links, jobs_step
+from .vector_changes import TRACK_CHANGES
 from .vectors import LINK_TO_MEMORIES
 
 _LOGGER = logging.getLogger(__name__)
@@ -196,6 +197,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # dimension at the first vector (`vectors.create_vector_table`, which ties
     # a table made later), references `memories` on delete cascade.
     (LINK_TO_MEMORIES,),
+    # 4 -> 5: each model's vector and change counts, kept by triggers on
+    # `memory_vectors` (`vector_changes`), counted from the rows there; a
+    # table made later gets them from `vectors.create_vector_table`.
+    (TRACK_CHANGES,),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
