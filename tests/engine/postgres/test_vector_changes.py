@@ -305,8 +305,7 @@ async def _schema_4(connection: Any) -> None:
 async def test_the_migration_counts_the_vectors_there(
     postgres_database: str, clock: FakeClock
 ) -> None:
-    """Vectors of two models stored at version 4: version 5 counts them, then follows."""
-    assert SCHEMA_VERSION == 5
+    """Vectors of two models stored at version 4: step 4 -> 5 counts them, then follows."""
     connection = await asyncpg.connect(postgres_database)
     try:
         await register_vector(connection)
@@ -322,7 +321,7 @@ async def test_the_migration_counts_the_vectors_there(
         )
         await connection.execute("DELETE FROM memories WHERE id = ANY($1)", ids[:5])
         assert await migrate(connection) == 4
-        assert await schema_version(connection) == 5
+        assert await schema_version(connection) == SCHEMA_VERSION
         assert await connection.fetchrow(STAMP, MODEL) == (25, 1, 1)
         assert await connection.fetchrow(STAMP, OTHER) == (7, 1, 1)
         assert await connection.fetchrow(STAMP, "none") == (0, 0, 0)
@@ -331,7 +330,7 @@ async def test_the_migration_counts_the_vectors_there(
         await connection.executemany(insert, [(OTHER, i, vector(i)) for i in ids[12:]])
         assert await connection.fetchrow(STAMP, MODEL) == (22, 2, 2)
         assert await connection.fetchrow(STAMP, OTHER) == (22, 20, 20)
-        assert await migrate(connection) == 5
+        assert await migrate(connection) == SCHEMA_VERSION
     finally:
         await connection.close()
     counted, kept = await kept_counts(postgres_database)
