@@ -356,6 +356,7 @@ async def test_a_store_goes_to_postgres_and_back_unchanged(
     assert set(returned.derived) == {
         "memory_terms",
         "memory_term_totals",
+        "memory_vector_changes",
         "message_terms",
         "message_term_totals",
     }

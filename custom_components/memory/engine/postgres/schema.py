@@ -46,6 +46,7 @@ from typing import Any, Final
 from .bm25 import compact_totals, totals_ddl
 from .schema_conversations import CONVERSATIONS_STEP
 from .schema_jobs import conversation_links, jobs_step
+from .vector_changes import TRACK_CHANGES
 from .vectors import LINK_TO_MEMORIES
 
 _LOGGER = logging.getLogger(__name__)
@@ -200,6 +201,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # (the secret recheck's detector version and progress). Empty: a pass
     # over an empty database records its version at once.
     ("CREATE TABLE store_settings (name text PRIMARY KEY, value bigint NOT NULL)",),
+    # 5 -> 6: each model's vector and change counts, kept by triggers on
+    # `memory_vectors` (`vector_changes`), counted from the rows there; a
+    # table made later gets them from `vectors.create_vector_table`.
+    (TRACK_CHANGES,),
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

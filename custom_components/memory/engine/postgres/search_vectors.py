@@ -13,14 +13,15 @@ same vectors give the same numbers.
 stored vectors offered in `memory_id` order, the reservoir's seeded draws
 choosing which to keep (`CosineScale.choose`), as the SQLite store builds
 its sample at open; the same vectors in the same order give the same
-level and spread. Another instance's writes are seen by a cheap stamp (the
-model's vector count and highest id) read before each use.
+level and spread. Another instance's writes are seen by a stamp read before
+each use: the model's vector and change counts that triggers keep
+(`vector_changes`), a lookup of a few rows however many vectors there are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
@@ -28,12 +29,8 @@ from ..models import Vector
 from ..search import EXACT_SCAN_MAX, SEMANTIC_OVERSAMPLE, row_cosines
 from ..sql import chunks
 from ..vectors import CosineScale, Scale
+from .vector_changes import read_stamp
 from .vectors import TABLE, PgVectorIndex
-
-_STAMP: Final = (
-    f"SELECT count(*), coalesce(max(memory_id), 0) FROM {TABLE} "  # noqa: S608
-    "WHERE model = $1"
-)
 
 
 def scores_of(records: Sequence[Any], unit: Vector) -> list[tuple[int, float]]:
@@ -127,8 +124,7 @@ class VectorSample:
 
     async def scale(self, conn: Any, unit: Vector) -> Scale | None:
         """Give the query's level and spread among the model's stored vectors."""
-        record = await conn.fetchrow(_STAMP, self._model)
-        stamp = (int(record[0]), int(record[1]))
+        stamp = await read_stamp(conn, self._model)
         if stamp != self._stamp:
             loaded = await self._load(conn)
             self._stamp = stamp if loaded else None

@@ -172,6 +172,7 @@ PG_DERIVED: Final = frozenset(
         "memory_term_totals",
         "message_terms",
         "message_term_totals",
+        "memory_vector_changes",
         "memory_schema",
     }
 )

@@ -6,6 +6,8 @@
 references `memories(id)` on delete cascade (`LINK_TO_MEMORIES`: schema
 step 3 -> 4, and `create_vector_table` for a table made later), so a
 purged memory's vectors go with it; without it `remove` is the way out.
+Triggers count each model's vectors and writes (`vector_changes`: step
+4 -> 5, and `create_vector_table`), the stamp of the search's cosine scale.
 
 `knn` orders by pgvector's cosine distance `<=>` and returns
 `1 - distance`, best first, like `NumpyIndex`. Below `HNSW_THRESHOLD` rows
@@ -46,6 +48,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidVectorError, VectorDimensionError
 from ..models import Vector
+from .vector_changes import COMPACT_AFTER, TRACK_CHANGES, compact
 
 BACKEND_PGVECTOR: Final = "pgvector"
 TABLE: Final = "memory_vectors"
@@ -153,7 +156,9 @@ async def create_vector_table(connection: Any, dim: int) -> None:
     An existing table of another dimension raises `VectorDimensionError`:
     one table holds one dimension (an HNSW index needs a fixed one).
     Where `memories` exists, the table is tied to it (`LINK_TO_MEMORIES`).
-    Under an advisory lock, so two instances creating it at once both succeed.
+    Under an advisory lock, so two instances creating it at once both
+    succeed. Its triggers keep each model's counts
+    (`vector_changes.TRACK_CHANGES`).
     """
     if not 0 < dim <= _MAX_DIM:
         raise VectorDimensionError(
@@ -180,6 +185,7 @@ async def create_vector_table(connection: Any, dim: int) -> None:
                 actual=str(dim),
             )
         await connection.execute(LINK_TO_MEMORIES)
+        await connection.execute(TRACK_CHANGES)
 
 
 async def table_dim(connection: Any) -> int | None:
@@ -297,6 +303,10 @@ class PgVectorIndex:
             async with self._pool.acquire() as connection, connection.transaction():
                 for first in range(0, len(rows), _BATCH):
                     await connection.executemany(sql, rows[first : first + _BATCH])
+                if len(rows) > COMPACT_AFTER:
+                    # executemany runs the statement (and its counting
+                    # trigger) once a row: fold those deltas.
+                    await compact(connection)
         except asyncpg.DataError as err:
             # The column's dimension is the table's, not this index's.
             raise VectorDimensionError(
