@@ -3,7 +3,8 @@
 Several Home Assistants may share one database; each one's panel and
 sensors must follow what the others write, as `store.Database.changed()`
 tells the listeners of one SQLite file. Every committing write of this room
-(`PostgresMemories`, `PostgresCuration`, `PostgresConversationLog`) calls
+(`PostgresMemories`, `PostgresCuration`, `PostgresConversationLog`, the
+vectors, the embedding jobs and the digestion queue) calls
 `notify` inside its own transaction, so PostgreSQL delivers the notice on commit and drops it on a
 rollback. The payload on channel `CHANNEL` is a small JSON object: the
 kind of change, the writing instance, the affected scopes and ids and
@@ -58,6 +59,13 @@ class ChangeKind(StrEnum):
     MESSAGES_ADDED = "messages_added"
     CONVERSATIONS_ENDED = "conversations_ended"
     MESSAGES_PURGED = "messages_purged"
+    # Vectors stored (`PgVectorIndex`) and embedding jobs marked ready
+    # (`PostgresJobs.mark_ready`) carry memory ids; a digestion state change
+    # (`PostgresDigestQueue`) its conversation row's id. An older version's
+    # `decode` reads these as None: it ignores them, as before.
+    VECTORS_SET = "vectors_set"
+    EMBEDDINGS_READY = "embeddings_ready"
+    DIGESTION_CHANGED = "digestion_changed"
     RESYNC = "resync"
 
 
