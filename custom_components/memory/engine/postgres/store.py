@@ -179,7 +179,7 @@ class PostgresStore:
             except RuntimeError as err:
                 raise DatabaseTooNewError(str(err), path="") from err
         clock, language, instance = self._clock, self._language, self.instance
-        vectors = StoreVectors(pool, self._model, language=language, clock=clock)
+        vectors = StoreVectors(pool, self._model, instance, language, clock)
         await vectors.load()
         if self._match_budget is not None:
             vectors.search.match_budget = self._match_budget

@@ -39,12 +39,17 @@ class StoreVectors:
         self,
         pool: Any,
         model: str | None,
-        *,
+        instance: str | None,
         language: str,
         clock: Callable[[], float],
     ) -> None:
-        """Hold the pool (vector codec registered) and the model; keywords only yet."""
+        """Hold the pool (vector codec registered) and the model; keywords only yet.
+
+        `instance` (the store's) names the writer in the `VECTORS_SET`
+        notice each store of vectors sends, so other instances hear it.
+        """
         self._pool = pool
+        self._instance = instance
         self._model = model
         self._language = language
         self._clock = clock
@@ -74,8 +79,14 @@ class StoreVectors:
             dim = await table_dim(connection)
         if dim is None:
             return False
-        await self._use(PgVectorIndex(self._pool, self._model, dim))
+        await self._use(self._new_index(dim))
         return True
+
+    def _new_index(self, dim: int) -> PgVectorIndex:
+        assert self._model is not None  # noqa: S101 - checked by callers
+        index = PgVectorIndex(self._pool, self._model, dim)
+        index.notice_as = self._instance
+        return index
 
     async def _use(self, index: PgVectorIndex) -> None:
         """Create the table and HNSW index as needed; search with the index."""
@@ -101,7 +112,7 @@ class StoreVectors:
         await self._check_ids(list(units))
         if not await self.load():
             first = next(iter(units.values()))
-            await self._use(PgVectorIndex(self._pool, self._model, len(first)))
+            await self._use(self._new_index(len(first)))
         await self.search.set_vectors(vectors)
         return True
 

@@ -48,6 +48,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidVectorError, VectorDimensionError
 from ..models import Vector
+from .notify import ChangeKind, notify
 from .vector_changes import COMPACT_AFTER, TRACK_CHANGES, compact
 
 BACKEND_PGVECTOR: Final = "pgvector"
@@ -216,8 +217,13 @@ class PgVectorIndex:
         threshold: int = HNSW_THRESHOLD,
         ef_search: int = HNSW_EF_SEARCH,
     ) -> None:
-        """Bind to a pool and a model; nothing is read or written yet."""
+        """Bind to a pool and a model; nothing is read or written yet.
+
+        Once `notice_as` names a store's instance, each insert sends a
+        `VECTORS_SET` notice in that name, in its transaction.
+        """
         self._pool = pool
+        self.notice_as: str | None = None
         self._model = model
         self._dim = dim
         self._threshold = threshold
@@ -307,6 +313,14 @@ class PgVectorIndex:
                     # executemany runs the statement (and its counting
                     # trigger) once a row: fold those deltas.
                     await compact(connection)
+                if self.notice_as is not None:
+                    await notify(
+                        connection,
+                        ChangeKind.VECTORS_SET,
+                        instance=self.notice_as,
+                        scopes=(),
+                        ids=(row[1] for row in rows),
+                    )
         except asyncpg.DataError as err:
             # The column's dimension is the table's, not this index's.
             raise VectorDimensionError(
