@@ -45,6 +45,7 @@ from .jobs import (
     record_failure,
     start_rebuild,
 )
+from .notify import ChangeKind, notify
 from .vectors import TABLE, table_dim
 
 _CACHED: Final = (
@@ -59,10 +60,15 @@ class PostgresJobs:
 
     kinds: Final = (MEMORIES,)
 
-    def __init__(self, pool: Any, instance: str) -> None:
-        """Hold the store's pool (vector codec registered) and the claimant."""
+    def __init__(self, pool: Any, instance: str, writer: str | None = None) -> None:
+        """Hold the store's pool (vector codec registered) and the claimant.
+
+        `writer` (the store's instance; default the claimant) names the
+        writer in the `EMBEDDINGS_READY` notice `mark_ready` sends.
+        """
         self._pool = pool
         self.instance = instance
+        self._writer = instance if writer is None else writer
 
     async def model_dimensions(self, model: str) -> int | None:
         """Return the vector length of `model`, if it stored any vector."""
@@ -138,9 +144,22 @@ class PostgresJobs:
     ) -> None:
         """Mark the jobs this instance still holds ready, and release them.
 
-        A memory reworded meanwhile lost its claim: it stays pending.
+        A memory reworded meanwhile lost its claim: it stays pending. Those
+        marked are told to other instances (`EMBEDDINGS_READY`, their ids),
+        in the same transaction.
         """
-        await mark_ready(self._pool, kind, model, hashes, now, instance=self.instance)
+        async with self._pool.acquire() as conn, conn.transaction():
+            marked = await mark_ready(
+                conn, kind, model, hashes, now, instance=self.instance
+            )
+            if marked:
+                await notify(
+                    conn,
+                    ChangeKind.EMBEDDINGS_READY,
+                    instance=self._writer,
+                    scopes=(),
+                    ids=marked,
+                )
 
     async def record_failure(
         self,

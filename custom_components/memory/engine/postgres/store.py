@@ -447,7 +447,7 @@ class PostgresStore:
 
     def embedding_jobs(self, instance: str) -> PostgresJobs:
         """Return the embedding jobs for a queue that claims as `instance`."""
-        return PostgresJobs(self._open().pool, instance)
+        return PostgresJobs(self._open().pool, instance, self.instance)
 
     def secret_checks(self) -> PostgresSecretChecks:
         """Return the tables the secret detector's recheck reads and writes."""
