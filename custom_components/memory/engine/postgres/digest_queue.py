@@ -16,7 +16,8 @@ two instances never both get one conversation while a claim holds. A row
 another instance holds is not due to this one; this instance's own are
 (calling `due` twice returns what SQLite's returns). `mark_done`,
 `mark_skipped`, `mark_failed` and `defer` end the claim with the state
-change, in one transaction.
+change, in one transaction, which also sends a `DIGESTION_CHANGED` notice
+(the row's scope and id) so other instances' panels follow.
 
 A crashed instance's claims lapse after `LEASE_SECONDS` (longer than an
 LLM call takes), when any instance may claim those conversations again;
@@ -34,6 +35,7 @@ from ..conversations import conversation_fields
 from ..digestion import DigestState, PendingConversation, SkipReason, backoff_seconds
 from ..languages import language_code
 from ..models import from_timestamp, to_timestamp
+from .notify import ChangeKind, notify
 
 # How long a digestion claim holds: an LLM call times out well before this.
 LEASE_SECONDS: Final = 900.0
@@ -232,16 +234,16 @@ class PostgresDigestQueue:
         note: str | None = None,
     ) -> None:
         async with self._pool.acquire() as connection, connection.transaction():
-            await connection.execute(
+            scope = await connection.fetchval(
                 "UPDATE conversations SET digest_state = $1, digest_attempts = 0, "
                 "digest_next_at = 0, digest_error = $2, digested_at = $3 "
-                "WHERE id = $4",
+                "WHERE id = $4 RETURNING scope",
                 str(state),
                 None if note is None else str(note),
                 to_timestamp(when),
                 row_id,
             )
-            await connection.execute(_RELEASE, row_id)
+            await self._release(connection, row_id, scope)
         self._changed()
 
     async def mark_failed(self, row_id: int, *, error: str, now: datetime) -> datetime:
@@ -250,21 +252,21 @@ class PostgresDigestQueue:
         `error` names the kind of failure, never content.
         """
         async with self._pool.acquire() as connection, connection.transaction():
-            attempts = await connection.fetchval(
+            row = await connection.fetchrow(
                 "UPDATE conversations SET digest_state = 'pending', "
                 "digest_attempts = digest_attempts + 1, digest_error = $1 "
-                "WHERE id = $2 RETURNING digest_attempts",
+                "WHERE id = $2 RETURNING digest_attempts, scope",
                 error,
                 row_id,
             )
             retry = to_timestamp(now) or 0.0
-            retry += backoff_seconds(int(attempts) if attempts is not None else 1)
+            retry += backoff_seconds(int(row[0]) if row is not None else 1)
             await connection.execute(
                 "UPDATE conversations SET digest_next_at = $1 WHERE id = $2",
                 retry,
                 row_id,
             )
-            await connection.execute(_RELEASE, row_id)
+            await self._release(connection, row_id, None if row is None else row[1])
         self._changed()
         at = from_timestamp(retry)
         assert at is not None  # noqa: S101 - a float always converts
@@ -273,12 +275,27 @@ class PostgresDigestQueue:
     async def defer(self, row_id: int, until: datetime, *, error: str) -> None:
         """Stay pending until `until` without counting an attempt (a rate limit)."""
         async with self._pool.acquire() as connection, connection.transaction():
-            await connection.execute(
+            scope = await connection.fetchval(
                 "UPDATE conversations SET digest_state = 'pending', "
-                "digest_next_at = $1, digest_error = $2 WHERE id = $3",
+                "digest_next_at = $1, digest_error = $2 WHERE id = $3 RETURNING scope",
                 to_timestamp(until),
                 error,
                 row_id,
             )
-            await connection.execute(_RELEASE, row_id)
+            await self._release(connection, row_id, scope)
         self._changed()
+
+    async def _release(self, connection: Any, row_id: int, scope: Any) -> None:
+        """End the claim on a row and tell other instances its state changed.
+
+        In the caller's transaction; `scope` None: no such row, nothing told.
+        """
+        await connection.execute(_RELEASE, row_id)
+        if scope is not None:
+            await notify(
+                connection,
+                ChangeKind.DIGESTION_CHANGED,
+                instance=self.instance,
+                scopes=(str(scope),),
+                ids=(row_id,),
+            )
