@@ -61,3 +61,12 @@ async def both(
         PostgresCuration(postgres_pool, clock=clock),
         PostgresReads(postgres_pool),
     )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend_url(request: pytest.FixtureRequest) -> str | None:
+    """Each backend in turn: None for SQLite, a fresh database's URL for PostgreSQL."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_database")
+    return url

@@ -66,15 +66,6 @@ DIM = 32
 type Job = tuple[str, int, str | None, float]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_url(request: pytest.FixtureRequest) -> str | None:
-    """Each backend in turn: None for SQLite, a fresh database's URL for PostgreSQL."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_database")
-    return url
-
-
 @pytest.fixture
 async def pg_stores(
     backend_url: str | None, clock: FakeClock

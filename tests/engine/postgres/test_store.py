@@ -44,15 +44,6 @@ from tests.engine.postgres.stores import Heard, PgStores, Store
 DAY = 86_400.0
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_url(request: pytest.FixtureRequest) -> str | None:
-    """Each backend in turn: None for SQLite, a fresh database's URL for PostgreSQL."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_database")
-    return url
-
-
 @pytest.fixture
 async def backend(
     backend_url: str | None, store_factory: StoreFactory, clock: FakeClock

@@ -131,15 +131,6 @@ async def backends(
         await opened.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_url(request: pytest.FixtureRequest) -> str | None:
-    """Each backend in turn: None for SQLite, a fresh database's URL for PostgreSQL."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_database")
-    return url
-
-
 @pytest.fixture
 async def backend(backend_url: str | None, backends: Backends) -> Backend:
     """Open a store (and its log) of each backend in turn."""

@@ -33,15 +33,6 @@ USER = MessageRole.USER
 ASSISTANT = MessageRole.ASSISTANT
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_url(request: pytest.FixtureRequest) -> str | None:
-    """Each backend in turn: None for SQLite, a fresh database's URL for PostgreSQL."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_database")
-    return url
-
-
 @pytest.fixture
 async def backend(
     backend_url: str | None, store_factory: StoreFactory, clock: FakeClock
