@@ -8,7 +8,15 @@ family), `model` (the built-in numpy encoder and its pinned files).
 """
 
 from .breaker import CircuitBreaker
-from .job_store import PROCESS_INSTANCE, JobSource, JobStore, Queued, SqliteJobs
+from .job_store import (
+    PROCESS_INSTANCE,
+    EnqueueSteps,
+    JobSource,
+    JobStore,
+    Queued,
+    SqliteJobs,
+    enqueue_kinds,
+)
 from .jobs import (
     JOB_ERROR,
     JOB_PENDING,
@@ -80,6 +88,7 @@ __all__ = [
     "EmbeddingProvider",
     "EmbeddingQueue",
     "EncoderError",
+    "EnqueueSteps",
     "HttpProvider",
     "InvalidAuthError",
     "InvalidSettingError",
@@ -103,6 +112,7 @@ __all__ = [
     "count_missing",
     "default_model_for",
     "download_model",
+    "enqueue_kinds",
     "install_from_folder",
     "looks_like_embedding_model",
     "model_key",

@@ -15,11 +15,11 @@ SQLite's; PostgreSQL's memories only (it keeps no message vectors yet).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import os
 import socket
-from typing import Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 import uuid
 
 import numpy.typing as npt
@@ -64,6 +64,58 @@ class Queued:
     added: int
     seen: int
     rebuilding: bool = False
+
+
+class _Enqueue(Protocol):
+    def __call__(
+        self,
+        conn: Any,
+        kind: JobTables,
+        model: str,
+        *,
+        after: int,
+        clock: Callable[[], float],
+    ) -> Awaitable[tuple[int, int]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueSteps:
+    """A backend's job-table calls, same names and arguments (`jobs.py`'s)."""
+
+    has_jobs: Callable[[Any, JobTables, str], Awaitable[bool]]
+    enqueue: _Enqueue
+    start_rebuild: Callable[[Any, JobTables, str, int, float], Awaitable[None]]
+    is_rebuilding: Callable[[Any, JobTables, str], Awaitable[bool]]
+
+
+SQLITE_STEPS: Final = EnqueueSteps(has_jobs, enqueue, start_rebuild, is_rebuilding)
+
+
+async def enqueue_kinds(
+    conn: Any,
+    steps: EnqueueSteps,
+    kinds: Iterable[JobTables],
+    model: str,
+    *,
+    after: Mapping[JobTables, int],
+    clock: Callable[[], float],
+    rebuild: bool,
+) -> dict[JobTables, Queued]:
+    """Queue each kind's texts above `after` with no job, on `conn` (one transaction).
+
+    With `rebuild`, a kind with no job yet starts a rebuild of what it added.
+    """
+    queued = {}
+    for kind in kinds:
+        known = rebuild and await steps.has_jobs(conn, kind, model)
+        added, seen = await steps.enqueue(
+            conn, kind, model, after=after[kind], clock=clock
+        )
+        if rebuild and added and not known:
+            await steps.start_rebuild(conn, kind, model, added, clock())
+        running = rebuild and await steps.is_rebuilding(conn, kind, model)
+        queued[kind] = Queued(added, seen, running)
+    return queued
 
 
 class JobStore(Protocol):
@@ -201,18 +253,16 @@ class SqliteJobs:
         rebuild: bool = False,
     ) -> dict[JobTables, Queued]:
         """Queue texts above `after` with no job, in one transaction."""
-        queued = {}
         async with self._db.transaction() as conn:
-            for kind in kinds:
-                known = rebuild and await has_jobs(conn, kind, model)
-                added, seen = await enqueue(
-                    conn, kind, model, after=after[kind], clock=clock
-                )
-                if rebuild and added and not known:
-                    await start_rebuild(conn, kind, model, added, clock())
-                running = rebuild and await is_rebuilding(conn, kind, model)
-                queued[kind] = Queued(added, seen, running)
-        return queued
+            return await enqueue_kinds(
+                conn,
+                SQLITE_STEPS,
+                kinds,
+                model,
+                after=after,
+                clock=clock,
+                rebuild=rebuild,
+            )
 
     async def due_jobs(
         self, kind: JobTables, model: str, *, batch_size: int, now: float

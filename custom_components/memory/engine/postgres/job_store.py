@@ -25,11 +25,13 @@ import numpy as np
 from ..embedding import (
     MEMORIES,
     DimensionChangedError,
+    EnqueueSteps,
     Job,
     JobTables,
     ProviderError,
     Queued,
     QueueStatus,
+    enqueue_kinds,
 )
 from ..models import Vector
 from .jobs import (
@@ -47,6 +49,8 @@ from .jobs import (
 )
 from .notify import ChangeKind, notify
 from .vectors import TABLE, table_dim
+
+_STEPS: Final = EnqueueSteps(has_jobs, enqueue, start_rebuild, is_rebuilding)
 
 _CACHED: Final = (
     f"SELECT j.text_hash, e.embedding FROM embedding_jobs j JOIN {TABLE} e "  # noqa: S608
@@ -95,18 +99,10 @@ class PostgresJobs:
         rebuild: bool = False,
     ) -> dict[JobTables, Queued]:
         """Queue texts above `after` with no job, in one transaction."""
-        queued = {}
         async with self._pool.acquire() as conn, conn.transaction():
-            for kind in kinds:
-                known = rebuild and await has_jobs(conn, kind, model)
-                added, seen = await enqueue(
-                    conn, kind, model, after=after[kind], clock=clock
-                )
-                if rebuild and added and not known:
-                    await start_rebuild(conn, kind, model, added, clock())
-                running = rebuild and await is_rebuilding(conn, kind, model)
-                queued[kind] = Queued(added, seen, running)
-        return queued
+            return await enqueue_kinds(
+                conn, _STEPS, kinds, model, after=after, clock=clock, rebuild=rebuild
+            )
 
     async def due_jobs(
         self, kind: JobTables, model: str, *, batch_size: int, now: float
