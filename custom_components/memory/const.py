@@ -18,6 +18,14 @@ LOGGER = logging.getLogger(__package__)
 DATABASE_FOLDER: Final = "memory"
 DATABASE_FILE: Final = "memory.db"
 
+# Where the memories are stored (entry data): this Home Assistant's SQLite
+# file (the default; entries made before the choice have no key), or a
+# PostgreSQL server with pgvector at `db_url` (as the recorder's).
+CONF_BACKEND: Final = "backend"
+BACKEND_SQLITE: Final = "sqlite"
+BACKEND_POSTGRESQL: Final = "postgresql"
+CONF_DB_URL: Final = "db_url"
+
 CONF_PROVIDER: Final = "provider"
 CONF_MODEL: Final = "model"
 PROVIDER_KEYWORD: Final = "keyword"
