@@ -223,6 +223,43 @@ async def test_two_instances_digest_disjoint_conversations(
     assert 5 <= len(ids) <= 50
 
 
+async def test_a_claim_lost_to_a_race_is_made_up(tables: Any, second_pool: Any) -> None:
+    """A row another instance claims under `due`'s feet is replaced by the next one.
+
+    The other instance's claim is inserted but not committed when `due`
+    starts: `due`'s snapshot sees no claim on conversation 1, picks it, and
+    its claim waits for the other transaction; once that commits, the claim
+    is refused. The next statement sees it and claims conversation 2.
+    """
+    await _ended(tables, 2)
+    other = await second_pool.acquire()
+    try:
+        transaction = other.transaction()
+        await transaction.start()
+        await other.execute(
+            "INSERT INTO digest_claims (conversation, claimed_by, claimed_until) "
+            "VALUES (1, 'other', $1)",
+            ts(999) + LEASE_SECONDS,
+        )
+        queue = PostgresDigestQueue(tables, instance="a")
+        due = asyncio.create_task(queue.due(at(999), idle_before=None, limit=1))
+        # Until `due` waits on the other transaction's claim.
+        waiting = 0
+        for _ in range(500):
+            waiting = await second_pool.fetchval(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if waiting:
+                break
+            await asyncio.sleep(0.01)
+        assert waiting == 1
+        await transaction.commit()
+        assert [row.id for row in await due] == [2]
+    finally:
+        await second_pool.release(other)
+
+
 async def test_a_crashed_instance_claim_lapses(tables: Any, second_pool: Any) -> None:
     """A claim nobody finishes holds for its lease, then another instance takes it."""
     await _ended(tables, 3)

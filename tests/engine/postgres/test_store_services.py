@@ -330,14 +330,18 @@ async def test_two_stores_never_both_get_one_conversation(
         ]
         queues = [digest_queue(one), digest_queue(two)]
         ids: list[list[int]] = [[], []]
-        for _ in range(3):
+        for _ in range(5):
             got = await asyncio.gather(
                 *(queue.due(now, idle_before=None, limit=8) for queue in queues)
             )
             ids = [[p.id for p in pending] for pending in got]
-            # Never one conversation to both. A queue whose snapshot predates
-            # the other's claims may get fewer this round, never a claimed one.
+            # Never one conversation to both, and, asked at the same moment,
+            # every due one to one of them: a queue that picked rows the
+            # other claimed meanwhile asks again for what is left.
             assert not set(ids[0]) & set(ids[1])
+            assert sorted(ids[0] + ids[1]) == rows
+            # Oldest first, as SQLite's queue returns them.
+            assert all(ids_ == sorted(ids_) for ids_ in ids)
         # Asked one after the other, they share every due conversation.
         ids = [
             [p.id for p in await queue.due(now, idle_before=None, limit=12)]

@@ -7,12 +7,17 @@ same `PendingConversation`s; transcripts and skip rules are the SQLite
 module's (`render_transcript`, `skip_reason`), which read no SQL.
 
 Several Home Assistants may share the database, so `due` also claims what
-it returns, in one statement: the due rows are picked `FOR UPDATE SKIP
-LOCKED` (passing over a row another transaction holds) and a row of
+it returns, in one statement: the due rows are picked `FOR NO KEY UPDATE
+SKIP LOCKED` (passing over a row another `due` holds; a message being
+added to it, whose foreign key shares the row, neither waits nor is
+waited for) and a row of
 `digest_claims` written for each, `(conversation, claimed_by, claimed_until)`,
 by `INSERT ... ON CONFLICT DO UPDATE ... WHERE` the existing claim has lapsed
 or is this instance's own: that check reads the latest committed claim, so
-two instances never both get one conversation while a claim holds. A row
+two instances never both get one conversation while a claim holds. A
+statement whose snapshot predates another's committed claims has its
+claims on those rows refused: `due` then asks again for what is left
+(`CLAIM_ROUNDS`), so its LIMIT is not spent on them. A row
 another instance holds is not due to this one; this instance's own are
 (calling `due` twice returns what SQLite's returns). `mark_done`,
 `mark_skipped`, `mark_failed` and `defer` end the claim with the state
@@ -39,6 +44,9 @@ from .notify import ChangeKind, notify
 
 # How long a digestion claim holds: an LLM call times out well before this.
 LEASE_SECONDS: Final = 900.0
+# Statements `due` runs at most: each after the first asks for what the
+# one before could not claim (rows other instances claimed meanwhile).
+CLAIM_ROUNDS: Final = 3
 
 _COLUMNS: Final = (
     "id, conversation_id, scope, agent_id, user_id, device_id, started_at, "
@@ -51,20 +59,23 @@ _WAITING: Final = (
     "AND EXISTS (SELECT 1 FROM conversation_messages m WHERE m.conversation = "
     "conversations.id AND m.role = 'user' AND m.created_at > conversations.digested_at)))"
 )
-# $1 now, $2 idle before, $3 limit, $4 instance, $5 lease.
+# $1 now, $2 idle before, $3 limit, $4 instance, $5 lease, $6 ids already got.
 _CLAIM: Final = (
     f"WITH picked AS (SELECT id FROM conversations WHERE {_WAITING} "  # noqa: S608
     "AND digest_next_at <= $1 AND (ended_at IS NOT NULL OR updated_at <= $2) "
     "AND NOT EXISTS (SELECT 1 FROM digest_claims d WHERE d.conversation = "
     "conversations.id AND d.claimed_until > $1 AND d.claimed_by <> $4) "
-    "ORDER BY updated_at, id LIMIT $3 FOR UPDATE SKIP LOCKED), "
+    "AND id <> ALL($6::int8[]) "
+    "ORDER BY updated_at, id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED), "
     "claimed AS (INSERT INTO digest_claims (conversation, claimed_by, "
     "claimed_until) SELECT id, $4, $1::float8 + $5::float8 FROM picked "
     "ON CONFLICT (conversation) DO UPDATE SET claimed_by = excluded.claimed_by, "
     "claimed_until = excluded.claimed_until WHERE digest_claims.claimed_until "
     "<= $1 OR digest_claims.claimed_by = $4 RETURNING conversation) "
-    f"SELECT {_COLUMNS} FROM conversations WHERE id IN "
-    "(SELECT conversation FROM claimed) ORDER BY updated_at, id"
+    # One row at least, with how many were picked: more than were claimed
+    # means rows claimed meanwhile by another instance were passed over.
+    "SELECT p.picked, c.* FROM (SELECT count(*) AS picked FROM picked) AS p "
+    "LEFT JOIN conversations AS c ON c.id IN (SELECT conversation FROM claimed)"
 )
 _RELEASE: Final = "DELETE FROM digest_claims WHERE conversation = $1"
 
@@ -112,14 +123,25 @@ class PostgresDigestQueue:
         while another instance's claim on it holds.
         """
         idle = to_timestamp(idle_before)
-        rows = await self._pool.fetch(
-            _CLAIM,
-            to_timestamp(now),
-            idle if idle is not None else -1.0,
-            limit,
-            self.instance,
-            self.lease,
-        )
+        rows: list[Any] = []
+        # A statement whose snapshot predates another instance's claims
+        # picks rows the claim then refuses, spending its LIMIT on them; the
+        # next statement sees those claims, so ask again for what is left.
+        for _ in range(CLAIM_ROUNDS):
+            got = await self._pool.fetch(
+                _CLAIM,
+                to_timestamp(now),
+                idle if idle is not None else -1.0,
+                limit - len(rows),
+                self.instance,
+                self.lease,
+                [int(row["id"]) for row in rows],
+            )
+            claimed = [row for row in got if row["id"] is not None]
+            rows.extend(claimed)
+            if got[0]["picked"] == len(claimed) or len(rows) >= limit:
+                break
+        rows.sort(key=lambda row: (row["updated_at"], row["id"]))
         return [_row_to_pending(row) for row in rows]
 
     async def release_claims(self) -> int:
