@@ -168,8 +168,10 @@ def test_selector_options_are_translated() -> None:
                 options.update(select["options"])
     # Selects of the config and options flows (the built-in model's choice).
     from custom_components.memory.provider_forms import LOCAL_MODELS  # noqa: PLC0415
+    from custom_components.memory.storage_flow import BACKENDS  # noqa: PLC0415
 
     wanted["local_model"] = set(LOCAL_MODELS)
+    wanted["backend"] = set(BACKENDS)
     translated = _en()["selector"]
     assert set(translated) == set(wanted)
     for key, options in wanted.items():

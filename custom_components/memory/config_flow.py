@@ -1,6 +1,8 @@
 """Set-up, reconfigure and reauth flows (the options flow is `options_flow.py`).
 
-Set-up offers the embedding providers in a menu: the built-in model
+Set-up first asks where memories are kept (`storage_flow.StorageFlow`, the
+base class, also moves them on reconfigure), then offers the embedding
+providers in a menu: the built-in model
 (downloaded with progress), a server (URL and key, then a model from the list
 the server gives, checked with a real embedding), or keyword search in one
 click, which needs nothing outside Home Assistant.
@@ -16,7 +18,6 @@ from typing import Any
 from homeassistant.config_entries import (
     SOURCE_RECONFIGURE,
     ConfigEntryState,
-    ConfigFlow,
     ConfigFlowResult,
 )
 from homeassistant.const import CONF_API_KEY, CONF_URL
@@ -81,6 +82,7 @@ from .provider_forms import (
     unexpected_error,
 )
 from .runtime import MemoryConfigEntry
+from .storage_flow import StorageFlow
 
 # The built-in model first (recommended), keyword search last (one click).
 PROVIDER_MENU = [
@@ -93,7 +95,7 @@ PROVIDER_MENU = [
 LOADED = ConfigEntryState.LOADED
 
 
-class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
+class MemoryConfigFlow(StorageFlow, domain=DOMAIN):
     """One entry (the manifest says single_config_entry); the provider is chosen here."""
 
     VERSION = 1
@@ -108,19 +110,12 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
 
     # -- choosing a provider ------------------------------------------------
 
-    async def async_step_user(
+    async def async_step_provider(
         self,
         user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
     ) -> ConfigFlowResult:
         """Offer the providers: the built-in model first, keyword search last."""
-        return self._provider_menu("user")
-
-    async def async_step_reconfigure(
-        self,
-        user_input: dict[str, Any] | None = None,  # noqa: ARG002 - fixed signature
-    ) -> ConfigFlowResult:
-        """Change provider or model; memories are re-embedded in the background."""
-        return self._provider_menu("reconfigure")
+        return self._provider_menu("provider")
 
     def _provider_menu(self, step_id: str) -> ConfigFlowResult:
         spec = MODEL_SPECS[self._suggested_local_model()]
@@ -427,9 +422,11 @@ class MemoryConfigFlow(ConfigFlow, domain=DOMAIN):
 
     async def _async_finish(self, data: dict[str, Any]) -> ConfigFlowResult:
         if self.source == SOURCE_RECONFIGURE:
-            self._data = data
+            self._data = self.reconfigured_data(data)
             return await self.async_step_reconfigure_confirm()
-        return self.async_create_entry(title="Assist Memory", data=data)
+        return self.async_create_entry(
+            title="Assist Memory", data=self.setup_data(data)
+        )
 
     async def async_step_reconfigure_confirm(
         self, user_input: dict[str, Any] | None = None

@@ -6,7 +6,13 @@ from datetime import timedelta
 from typing import Any
 
 from freezegun.api import FrozenDateTimeFactory
-from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.config_entries import (
+    SOURCE_RECONFIGURE,
+    SOURCE_USER,
+    ConfigEntry,
+    ConfigEntryState,
+    ConfigFlowResult,
+)
 from homeassistant.const import CONF_URL
 from homeassistant.core import Context, HomeAssistant, ServiceResponse, State
 from pytest_homeassistant_custom_component.common import (
@@ -15,12 +21,37 @@ from pytest_homeassistant_custom_component.common import (
 )
 
 from custom_components.memory.const import (
+    BACKEND_SQLITE,
     CONF_DIMENSIONS,
     CONF_MODEL,
     CONF_PROVIDER,
     DOMAIN,
 )
 from custom_components.memory.coordinator import REFRESH_COOLDOWN
+
+
+async def start_setup(hass: HomeAssistant) -> ConfigFlowResult:
+    """Start set-up and keep memories in SQLite: the provider menu comes next."""
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": SOURCE_USER}
+    )
+    assert result["step_id"] == "user"
+    return await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": BACKEND_SQLITE}
+    )
+
+
+async def start_reconfigure(
+    hass: HomeAssistant, entry: ConfigEntry
+) -> ConfigFlowResult:
+    """Start reconfigure and choose the embedding provider: its menu comes next."""
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": SOURCE_RECONFIGURE, "entry_id": entry.entry_id}
+    )
+    assert result["step_id"] == "reconfigure"
+    return await hass.config_entries.flow.async_configure(
+        result["flow_id"], {"next_step_id": "provider"}
+    )
 
 
 async def call(

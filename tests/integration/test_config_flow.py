@@ -10,6 +10,8 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.memory.const import (
+    BACKEND_SQLITE,
+    CONF_BACKEND,
     CONF_CONVERSATION_RETENTION_DAYS,
     CONF_MIN_SCORE,
     CONF_PROVIDER,
@@ -28,7 +30,7 @@ from custom_components.memory.const import (
     PROVIDER_KEYWORD,
 )
 
-from . import add, call, search_ids
+from . import add, call, search_ids, start_setup
 
 
 def _default(schema: probatio.Schema | None, key: str) -> object:
@@ -42,11 +44,9 @@ def _default(schema: probatio.Schema | None, key: str) -> object:
 
 async def test_user_flow_keyword(hass: HomeAssistant) -> None:
     """Keyword search is one click from the menu and needs nothing else."""
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_USER}
-    )
+    result = await start_setup(hass)
     assert result["type"] is FlowResultType.MENU
-    assert result["step_id"] == "user"
+    assert result["step_id"] == "provider"
     assert PROVIDER_KEYWORD in result["menu_options"]
 
     result = await hass.config_entries.flow.async_configure(
@@ -56,7 +56,10 @@ async def test_user_flow_keyword(hass: HomeAssistant) -> None:
 
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["title"] == "Assist Memory"
-    assert result["data"] == {CONF_PROVIDER: PROVIDER_KEYWORD}
+    assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
+        CONF_PROVIDER: PROVIDER_KEYWORD,
+    }
     assert result["options"] == {}
     entry = result["result"]
     assert entry.state is ConfigEntryState.LOADED

@@ -20,7 +20,7 @@ from typing import Any
 from unittest.mock import patch
 
 import aiohttp
-from homeassistant.config_entries import SOURCE_RECONFIGURE, ConfigFlowResult
+from homeassistant.config_entries import ConfigFlowResult
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
@@ -48,6 +48,7 @@ from custom_components.memory.engine.embedding.providers import http as provider
 from custom_components.memory.options_flow import DIGESTION_SECTION
 from tests.provider_servers import FakeEmbeddingServer
 
+from . import start_reconfigure
 from .test_config_flow_providers import _choose, _placeholders, _suggested, _url
 from .test_providers import provider_entry
 
@@ -189,9 +190,7 @@ async def test_url_credentials_are_basic_auth(
     assert {h.get("Authorization") for h in embedding_server.headers} == {basic}
     assert embedding_server.calls["ollama.tags"] == 1
 
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_RECONFIGURE, "entry_id": entry.entry_id}
-    )
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "ollama"}
     )
@@ -209,9 +208,7 @@ async def test_url_credentials_are_basic_auth(
     assert {h.get("Authorization") for h in embedding_server.headers} == {basic}
 
     # A key typed with the same URL replaces the password.
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_RECONFIGURE, "entry_id": entry.entry_id}
-    )
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "ollama"}
     )
@@ -300,7 +297,7 @@ async def test_reconfigure_refuses_the_same(
     entry = provider_entry(embedding_server, "openai", api_key="sk-old")
     entry.add_to_hass(hass)
     data = dict(entry.data)
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "openai"}
     )

