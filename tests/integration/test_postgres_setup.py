@@ -18,8 +18,10 @@ import time
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import instance_id
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
@@ -34,12 +36,20 @@ from pytest_homeassistant_custom_component.typing import (
 )
 
 from custom_components.memory import backend, backup
+from custom_components.memory.const import (
+    CONF_DIMENSIONS,
+    CONF_MODEL,
+    CONF_PROVIDER,
+    DOMAIN,
+)
 from custom_components.memory.engine.postgres import PostgresStore, redact_url
 from custom_components.memory.export import export_folder
+from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call, entity_state, entry_state, search_ids, settle
 from .assist import AgentConfigFlow, async_setup_agent, converse, recalled
 from .postgres import password, postgres_entry, rows, setup_postgres_entry
+from .test_providers import embedding_until
 
 pytestmark = pytest.mark.usefixtures("socket_enabled")
 
@@ -127,7 +137,8 @@ async def test_the_sensors_count_and_the_panel_browses(
     await settle(hass, freezer)
     assert entity_state(hass, ACTIVE).state == "0"
     first = await add(hass, "Mia is allergic to nuts")
-    await hass.async_block_till_done()
+    # Past the cooldown of a refresh that a start-up write may have begun.
+    await settle(hass, freezer)
     assert entity_state(hass, ACTIVE).state == "1"
     second = await add(hass, "The bins go out on Thursday")
 
@@ -206,6 +217,44 @@ async def test_a_backup_holds_the_export_instead(
     )
     assert "Mia is allergic to nuts" in exported
     assert await search_ids(hass, query="Lisbon") == [during]
+
+
+async def test_embeddings_are_claimed_in_this_home_assistants_name(
+    hass: HomeAssistant,
+    postgres_database: str,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """The queue claims as the store, named after the instance id; vectors land."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        data={
+            **postgres_entry(postgres_database).data,
+            CONF_PROVIDER: "ollama",
+            CONF_URL: embedding_server.url,
+            CONF_MODEL: "embed-small",
+            CONF_DIMENSIONS: 32,
+        },
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    runtime = entry.runtime_data.embedding
+    assert runtime is not None
+    store = entry.runtime_data.store
+    assert isinstance(store, PostgresStore)
+    name = f"ha-{await instance_id.async_get(hass)}"
+    assert store.instance == runtime.queue.instance == name
+
+    nuts = await add(hass, "Mia is allergic to nuts")
+
+    async def embedded() -> bool:
+        return bool((await runtime.queue.status()).ready == 1)
+
+    await embedding_until(hass, entry, embedded)
+    assert await rows(postgres_database, "SELECT memory_id FROM memory_vectors") == [
+        {"memory_id": nuts}
+    ]
+    assert await hass.config_entries.async_unload(entry.entry_id)
 
 
 async def test_an_import_says_it_needs_sqlite(

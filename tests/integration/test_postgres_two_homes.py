@@ -157,7 +157,7 @@ async def test_the_other_homes_sensor_follows_a_write(
 
     # The notice comes over the network: wait for it, at most ten seconds.
     for _ in range(200):
-        await second.hass.async_block_till_done()
+        await settle(second.hass, freezer)
         if entity_state(second.hass, ACTIVE).state == "1":
             break
         await asyncio.sleep(0.05)
