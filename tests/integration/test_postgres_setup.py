@@ -269,6 +269,25 @@ async def test_an_import_says_it_needs_sqlite(
     assert await rows(postgres_database, "SELECT id FROM memories") == []
 
 
+async def test_a_backup_goes_on_when_the_export_cannot_be_written(
+    hass: HomeAssistant, entry: MockConfigEntry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The export folder is a file: the backup is not stopped, a warning says why."""
+    await add(hass, "Mia is allergic to nuts")
+    folder = export_folder(hass)
+    await hass.async_add_executor_job(folder.parent.mkdir, 0o755, True, True)
+    await hass.async_add_executor_job(folder.write_text, "not a folder")
+
+    await backup.async_pre_backup(hass)
+    await backup.async_post_backup(hass)
+
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(
+        "could not be exported for the backup" in r.getMessage() for r in warnings
+    )
+    assert not any("Mia" in r.getMessage() for r in warnings)
+
+
 async def test_a_database_too_new_is_an_error(
     hass: HomeAssistant, postgres_database: str
 ) -> None:
