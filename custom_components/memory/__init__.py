@@ -122,12 +122,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         # while it reads every vector; searches use keywords meanwhile.
         # PostgreSQL loads its index in `open`.
         _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
-        # Rows stored under older analysers get their search terms redone.
-        background.append(
-            entry.async_create_background_task(
-                hass, async_reanalyse(store), "memory search terms"
-            )
+    # Rows stored under older analysers get their search terms redone (SQLite);
+    # vectors of a newly detected secret are made again (both).
+    background.append(
+        entry.async_create_background_task(
+            hass, async_reanalyse(store), "memory search terms"
         )
+    )
     if embedding is not None:
         embedding.start_worker()
     entry.async_on_unload(digestion.async_stop)

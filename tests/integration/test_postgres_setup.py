@@ -42,7 +42,9 @@ from custom_components.memory.const import (
     CONF_PROVIDER,
     DOMAIN,
 )
+from custom_components.memory.engine.embedding.secret_recheck import VERSION_SETTING
 from custom_components.memory.engine.postgres import PostgresStore, redact_url
+from custom_components.memory.engine.privacy.secrets import DETECTOR_VERSION
 from custom_components.memory.export import export_folder
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -254,6 +256,16 @@ async def test_embeddings_are_claimed_in_this_home_assistants_name(
     assert await rows(postgres_database, "SELECT memory_id FROM memory_vectors") == [
         {"memory_id": nuts}
     ]
+    # The secret recheck ran after set-up, as on SQLite (search terms are
+    # never re-analysed on PostgreSQL: there is no older analysis to redo).
+    version = [{"value": DETECTOR_VERSION}]
+    query = "SELECT value FROM store_settings WHERE name = $1"
+    for _ in range(200):
+        await hass.async_block_till_done()
+        if await rows(postgres_database, query, VERSION_SETTING) == version:
+            break
+        await asyncio.sleep(0.05)
+    assert await rows(postgres_database, query, VERSION_SETTING) == version
     assert await hass.config_entries.async_unload(entry.entry_id)
 
 
