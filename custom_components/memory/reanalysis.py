@@ -7,8 +7,8 @@ waits for it, and stops when the entry unloads; what is left is done at the
 next start. Then, once per version of the secret detector, vectors made
 from a value it now redacts are queued to be made again
 (`engine.secret_recheck`). On PostgreSQL only the secret recheck runs:
-its search terms are analysed as they are written, by the current
-analysers of whichever Home Assistant wrote them.
+`PostgresStore` has no re-analysis yet, so its rows keep the terms of the
+analysers that wrote them until it has one.
 """
 
 from __future__ import annotations

@@ -256,8 +256,8 @@ async def test_embeddings_are_claimed_in_this_home_assistants_name(
     assert await rows(postgres_database, "SELECT memory_id FROM memory_vectors") == [
         {"memory_id": nuts}
     ]
-    # The secret recheck ran after set-up, as on SQLite (search terms are
-    # never re-analysed on PostgreSQL: there is no older analysis to redo).
+    # The secret recheck ran after set-up, as on SQLite (PostgresStore has
+    # no re-analysis of search terms yet).
     version = [{"value": DETECTOR_VERSION}]
     query = "SELECT value FROM store_settings WHERE name = $1"
     for _ in range(200):
