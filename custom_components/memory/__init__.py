@@ -5,31 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from pathlib import Path
-from typing import Literal
 
 from homeassistant.const import EVENT_HOMEASSISTANT_FINAL_WRITE, Platform
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
-from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.event import async_track_time_interval
 from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
-from homeassistant.util import dt as dt_util
 
 from .ai_task import AITaskClient
+from .backend import async_open_store, database_path, uses_postgresql
 from .capture import ConversationCapture
-from .const import DATABASE_FILE, DATABASE_FOLDER, DOMAIN, EXPIRE_INTERVAL_SECONDS
+from .const import DOMAIN, EXPIRE_INTERVAL_SECONDS
 from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
-from .embedding import async_setup_embedding, store_model
-from .engine import (
-    DatabaseCorruptError,
-    DatabaseTooNewError,
-    DatabaseUnavailableError,
-    MemoryStore,
-    StoreError,
-)
+from .embedding import async_setup_embedding
+from .engine import MemoryStore
 from .engine.postgres import conversation_log
 from .engine.store import remove_database
 from .export import async_remove_exports, async_rewrite_exports
@@ -37,21 +28,15 @@ from .panel import async_register_panel, async_remove_panel
 from .profile import ProfileKeeper
 from .reanalysis import async_reanalyse
 from .recall import memory_api
-from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
 from .runtime import MemoryConfigEntry, MemoryData
 from .services import async_setup_services
 from .usage import UsageTracker, async_remove_usage
-from .vector_backend import async_remove_vector_backend, async_vector_backend_available
+from .vector_backend import async_remove_vector_backend
 from .websocket_api import async_setup_websocket_api
 
 PLATFORMS: list[Platform] = [Platform.BINARY_SENSOR, Platform.SENSOR]
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-
-
-def database_path(hass: HomeAssistant) -> Path:
-    """Where the memory database lives: in the config folder, so backups keep it."""
-    return Path(hass.config.path(DATABASE_FOLDER, DATABASE_FILE))
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
@@ -61,47 +46,9 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     return True
 
 
-async def _async_open_store(
-    hass: HomeAssistant, entry: MemoryConfigEntry
-) -> MemoryStore:
-    """Open the database; a damaged one raises the repair issue."""
-    model = store_model(entry.data)
-    backend: Literal["auto", "numpy"] = "numpy"
-    if model is not None and await async_vector_backend_available(hass):
-        backend = "auto"
-    store = MemoryStore(
-        database_path(hass),
-        model=model,
-        vector_backend=backend,
-        # Home Assistant's clock, which also dates `expires_in` in the actions.
-        clock=lambda: dt_util.utcnow().timestamp(),
-        # Memories and queries without a language of their own are analysed
-        # in Home Assistant's.
-        language=hass.config.language,
-    )
-    try:
-        await store.open(defer_index=True)
-    except (DatabaseCorruptError, DatabaseTooNewError) as err:
-        if isinstance(err, DatabaseCorruptError):
-            async_raise_database_corrupt(hass, entry.entry_id, store.path)
-        raise ConfigEntryError(
-            translation_domain=DOMAIN,
-            translation_key=err.key,
-            translation_placeholders=err.placeholders,
-        ) from err
-    except (DatabaseUnavailableError, StoreError) as err:
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key="database_unavailable",
-            translation_placeholders={"path": str(store.path), "error": str(err)},
-        ) from err
-    async_clear_database_corrupt(hass)
-    return store
-
-
 async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
     """Open the database, then start the sensors."""
-    store = await _async_open_store(hass, entry)
+    store = await async_open_store(hass, entry)
     coordinator = MemoryStatsCoordinator(hass, entry, store)
     background: list[asyncio.Task[int]] = []
 
@@ -170,10 +117,13 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         )
     )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
-    # Not before: it holds writes (start-up's expiry, the first refresh)
-    # while it reads every vector; searches use keywords meanwhile.
-    _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
-    # Rows stored under older analysers get their search terms redone.
+    if isinstance(store, MemoryStore):
+        # Not before: it holds writes (start-up's expiry, the first refresh)
+        # while it reads every vector; searches use keywords meanwhile.
+        # PostgreSQL loads its index in `open`.
+        _load = entry.async_create_task(hass, store.load_index(), "memory vector index")
+    # Rows stored under older analysers get their search terms redone (SQLite);
+    # vectors of a newly detected secret are made again (both).
     background.append(
         entry.async_create_background_task(
             hass, async_reanalyse(store), "memory search terms"
@@ -233,8 +183,14 @@ async def async_unload_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> b
 
 
 async def async_remove_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> None:
-    """Delete the database and its exports with the integration, as the README warns."""
-    await hass.async_add_executor_job(remove_database, database_path(hass))
+    """Delete the database and its exports with the integration, as the README warns.
+
+    On PostgreSQL the server's data stays: other Home Assistants may share
+    it, and its owner drops it. Only this Home Assistant's exports and
+    usage counters go.
+    """
+    if not uses_postgresql(entry.data):
+        await hass.async_add_executor_job(remove_database, database_path(hass))
     await async_remove_exports(hass)
     await async_remove_usage(hass)
     await async_remove_vector_backend(hass)

@@ -10,7 +10,8 @@ from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 
 from .const import DOMAIN, LOGGER
-from .engine import MemoryStore, StoreError, StoreStats
+from .engine import StoreError, StoreStats
+from .engine.postgres import AnyStore
 
 # Bursts of writes (a bulk import) refresh the sensors once a second at most.
 REFRESH_COOLDOWN = timedelta(seconds=1)
@@ -22,7 +23,7 @@ class MemoryStatsCoordinator(DataUpdateCoordinator[StoreStats]):
     config_entry: ConfigEntry
 
     def __init__(
-        self, hass: HomeAssistant, entry: ConfigEntry, store: MemoryStore
+        self, hass: HomeAssistant, entry: ConfigEntry, store: AnyStore
     ) -> None:
         """No update interval: the store's change listener drives refreshes."""
         super().__init__(

@@ -1,4 +1,9 @@
-"""Diagnostics: counts, versions and backend, never memory content."""
+"""Diagnostics: counts, versions and backend, never memory content.
+
+On SQLite: the file's integrity checks. On PostgreSQL: the server by its
+redacted URL (never the password), its version and pgvector's, read afresh
+by `check_server`; a server holds no SQLite integrity check.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,14 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 
 from .ai_task import WINDOW_SECONDS
+from .const import CONF_DB_URL
+from .engine import MemoryStore
+from .engine.postgres import check_server, redact_url
 from .engine.store import IntegrityCheck
 from .runtime import MemoryConfigEntry
 
 # Provider credentials never leave the house; a URL may name a private host.
-TO_REDACT = {"api_key", "token", "password", "url"}
+TO_REDACT = {"api_key", "token", "password", "url", CONF_DB_URL}
 
 
 async def async_get_config_entry_diagnostics(
@@ -22,10 +30,19 @@ async def async_get_config_entry_diagnostics(
 ) -> dict[str, Any]:
     """Return what a bug report needs to know about the store."""
     store = entry.runtime_data.store
-    at_open = store.last_check
     stats = await store.stats()
     embedding = entry.runtime_data.embedding
-    return {
+    facts = {
+        "schema_version": stats.schema_version,
+        "vector_backend": stats.vector_backend,
+        "active_model": stats.active_model,
+        "memories_by_status": stats.by_status,
+        "active_by_type": stats.active_by_type,
+        "active_scopes": len(stats.active_by_scope),
+        "vectors_by_model": stats.vectors_by_model,
+        "database_bytes": stats.database_bytes,
+    }
+    result: dict[str, Any] = {
         "embedding": None if embedding is None else await embedding.async_diagnostics(),
         "entry": {
             "data": async_redact_data(dict(entry.data), TO_REDACT),
@@ -33,23 +50,30 @@ async def async_get_config_entry_diagnostics(
         },
         "digestion": await _digestion(entry),
         "recall": _recall(entry),
-        "store": {
-            "schema_version": stats.schema_version,
-            "sqlite_version": sqlite3.sqlite_version,
-            "vector_backend": stats.vector_backend,
-            "active_model": stats.active_model,
-            "memories_by_status": stats.by_status,
-            "active_by_type": stats.active_by_type,
-            "active_scopes": len(stats.active_by_scope),
-            "vectors_by_model": stats.vectors_by_model,
-            "database_bytes": stats.database_bytes,
-        },
-        # Asked for now: every page is read (on its own connection).
-        "integrity": {
-            "at_open": _check(at_open),
-            "now": _check(await store.check_integrity()),
-        },
     }
+    if not isinstance(store, MemoryStore):
+        url = str(entry.data[CONF_DB_URL])
+        server = await check_server(url)
+        result["store"] = {
+            "backend": "postgresql",
+            "server": redact_url(url),
+            "server_problem": server.problem.value,
+            "server_version": server.server_version,
+            "vector_version": server.vector_version,
+            **facts,
+        }
+        return result
+    result["store"] = {
+        "backend": "sqlite",
+        "sqlite_version": sqlite3.sqlite_version,
+        **facts,
+    }
+    # Asked for now: every page is read (on its own connection).
+    result["integrity"] = {
+        "at_open": _check(store.last_check),
+        "now": _check(await store.check_integrity()),
+    }
+    return result
 
 
 def _check(result: IntegrityCheck | None) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ import probatio
 
 from .access import scope_label
 from .ai_task import AITaskClient, AITaskFailed, AITaskRateLimited, AITaskUnavailable
+from .backend import engine_store
 from .const import (
     CONF_DIGEST_IDLE_MINUTES,
     CONF_DIGEST_MIN_USER_WORDS,
@@ -51,7 +52,7 @@ from .const import (
     LOGGER,
 )
 from .embedding import EmbeddingRuntime, async_query_vector
-from .engine import DATABASE_ERRORS, HOUSEHOLD, MemoryStore, StoreError
+from .engine import DATABASE_ERRORS, HOUSEHOLD, StoreError
 from .engine.digestion import (
     MEMORY_TYPES,
     RESOLUTION_ACTIONS,
@@ -81,7 +82,7 @@ from .engine.digestion import (
 )
 from .engine.languages import language_name
 from .engine.models import Vector
-from .engine.postgres import AnyConversationLog, digest_queue
+from .engine.postgres import AnyConversationLog, AnyStore, digest_queue
 from .usage import UsageTracker
 from .worker import BackgroundWorker
 
@@ -152,7 +153,7 @@ class Digestion(BackgroundWorker):
         self,
         hass: HomeAssistant,
         entry: ConfigEntry,
-        store: MemoryStore,
+        store: AnyStore,
         log: AnyConversationLog,
         ai_task: AITaskClient,
         usage: UsageTracker,
@@ -406,7 +407,7 @@ class Digestion(BackgroundWorker):
         names = names_for(persons, scope_label(self._hass))
         text = known_query(transcript)
         known = await known_memories(
-            self._store,
+            engine_store(self._store),
             persons,
             text=text,
             vector=await async_query_vector(self._embedding, text),
@@ -496,7 +497,7 @@ class Digestion(BackgroundWorker):
             return await async_query_vector(self._embedding, text)
 
         consolidator = Consolidator(
-            self._store,
+            engine_store(self._store),
             embed=embed if self._embedding is not None else None,
         )
         await consolidate(consolidator, candidates, result, resolve=self._resolve)

@@ -41,11 +41,12 @@ from .const import (
     PROVIDER_DOWN_ISSUE_SECONDS,
     PROVIDER_LOCAL,
 )
-from .engine import DATABASE_ERRORS, MemoryStore
+from .engine import DATABASE_ERRORS
 from .engine.embedding import (
     HF_BASE_URL,
     HTTP_PROVIDERS,
     MODEL_SPECS,
+    PROCESS_INSTANCE,
     CircuitBreaker,
     DimensionChangedError,
     EmbeddingProvider,
@@ -60,6 +61,7 @@ from .engine.embedding import (
     model_key,
 )
 from .engine.models import Vector
+from .engine.postgres import AnyStore, PostgresStore
 from .worker import BackgroundWorker
 
 # Where the built-in model's files come from (Hugging Face's file layout).
@@ -196,7 +198,7 @@ class EmbeddingRuntime(BackgroundWorker):
         self,
         hass: HomeAssistant,
         entry: ConfigEntry,
-        store: MemoryStore,
+        store: AnyStore,
         provider: EmbeddingProvider,
     ) -> None:
         """Bind everything; `async_start` queues work, `start_worker` runs it."""
@@ -219,6 +221,11 @@ class EmbeddingRuntime(BackgroundWorker):
             dimensions=entry.data[CONF_DIMENSIONS],
             breaker=self.breaker,
             clock=clock,
+            # On PostgreSQL, claims in the store's name: this Home Assistant's
+            # (stable across restarts), so jobs it held are its own again.
+            instance=(
+                store.instance if isinstance(store, PostgresStore) else PROCESS_INSTANCE
+            ),
         )
         self.coordinator = EmbeddingCoordinator(hass, entry, self)
         self._wake = asyncio.Event()
@@ -421,7 +428,7 @@ class EmbeddingRuntime(BackgroundWorker):
 
 
 async def async_setup_embedding(
-    hass: HomeAssistant, entry: ConfigEntry, store: MemoryStore
+    hass: HomeAssistant, entry: ConfigEntry, store: AnyStore
 ) -> EmbeddingRuntime | None:
     """Build the runtime of an entry with a provider, and queue pending work."""
     try:

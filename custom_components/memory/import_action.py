@@ -18,14 +18,14 @@ from typing import Any, Final
 
 from homeassistant.components import persistent_notification
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, callback
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.util import dt as dt_util
 import probatio
 
 from .access import Caller, async_caller
 from .const import ATTR_DRY_RUN, ATTR_PERSON, DOMAIN, LOGGER
-from .engine import HOUSEHOLD, StoreError
+from .engine import HOUSEHOLD, MemoryStore, StoreError
 from .engine.exchange import (
     MAX_IMPORT_BYTES,
     ImportFile,
@@ -163,6 +163,11 @@ async def async_import_data(
             hass, caller, file.owners, options[ATTR_OWNERS], options.get(ATTR_PERSON)
         )
         store = entry.runtime_data.store
+        if not isinstance(store, MemoryStore):
+            # Its rows are planned and written in one SQLite transaction.
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="import_postgresql"
+            )
         if options[ATTR_DRY_RUN]:
             plan = await preview_import(store, file, scopes)
             return {"dry_run": True, **plan.as_dict()}

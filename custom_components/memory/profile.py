@@ -42,7 +42,6 @@ from .engine import (
     DATABASE_ERRORS,
     HOUSEHOLD,
     MemoryItem,
-    MemoryStore,
     MemoryType,
     NewMemory,
     Origin,
@@ -56,6 +55,7 @@ from .engine.digestion import (
 )
 from .engine.exchange import active_memories, changed_since, memory_scopes
 from .engine.languages import language_name
+from .engine.postgres import AnyStore
 from .worker import BackgroundWorker
 
 # Memories of a scope changed since its profile that make a new one now,
@@ -135,7 +135,7 @@ class ProfileKeeper(BackgroundWorker):
         self,
         hass: HomeAssistant,
         entry: ConfigEntry,
-        store: MemoryStore,
+        store: AnyStore,
         ai_task: AITaskClient,
     ) -> None:
         """Nothing runs until `async_start`."""

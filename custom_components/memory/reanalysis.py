@@ -6,7 +6,9 @@ change, stored memories and messages are re-analysed in batches
 waits for it, and stops when the entry unloads; what is left is done at the
 next start. Then, once per version of the secret detector, vectors made
 from a value it now redacts are queued to be made again
-(`engine.secret_recheck`).
+(`engine.secret_recheck`). On PostgreSQL only the secret recheck runs:
+`PostgresStore` has no re-analysis yet, so its rows keep the terms of the
+analysers that wrote them until it has one.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ import logging
 
 from .engine import MemoryStore, StoreError
 from .engine.embedding import recheck
+from .engine.postgres import AnyStore
 
 _LOGGER = logging.getLogger(__name__)
 
 
-async def async_reanalyse(store: MemoryStore) -> int:
+async def async_reanalyse(store: AnyStore) -> int:
     """Re-analyse every row of an older analysis; return how many were done."""
     done = checked = 0
     try:
-        while count := await store.reanalyse():
+        while isinstance(store, MemoryStore) and (count := await store.reanalyse()):
             done += count
             await asyncio.sleep(0)  # let searches and writes in between
         while count := await recheck(store):

@@ -19,8 +19,7 @@ from .const import DOMAIN
 from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import EmbeddingRuntime
-from .engine import MemoryStore
-from .engine.postgres import AnyConversationLog
+from .engine.postgres import AnyConversationLog, AnyStore
 from .engine.recall import ConversationStates
 from .profile import ProfileKeeper
 from .usage import UsageTracker
@@ -33,7 +32,7 @@ type MemoryConfigEntry = ConfigEntry[MemoryData]
 class MemoryData:
     """What a loaded entry holds; platforms and actions reach it from the entry."""
 
-    store: MemoryStore
+    store: AnyStore
     coordinator: MemoryStatsCoordinator
     # Assist: the conversation log, its capture, and recall/capture counters.
     conversations: AnyConversationLog

@@ -59,7 +59,6 @@ from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
     MemoryItem,
-    MemoryStore,
     MemoryType,
     MessageQuery,
     NewMemory,
@@ -71,6 +70,7 @@ from .engine import (
 )
 from .engine.digestion import DigestState
 from .engine.exchange import memory_scopes
+from .engine.postgres import AnyStore
 from .errors import store_error, translated_errors
 from .export import async_export, audience
 from .import_action import IMPORT_SERVICE
@@ -184,7 +184,7 @@ def _unknown(ids: list[int]) -> ServiceValidationError:
 
 
 async def reachable_items(
-    store: MemoryStore, caller: Caller, ids: list[int]
+    store: AnyStore, caller: Caller, ids: list[int]
 ) -> dict[int, MemoryItem]:
     """Items by id; any missing or out-of-reach id raises as unknown."""
     items = await store.get_many(ids)

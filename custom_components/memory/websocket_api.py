@@ -52,7 +52,6 @@ from .engine import (
     HOUSEHOLD,
     MAX_SEARCH_LIMIT,
     MemoryItem,
-    MemoryStore,
     MemoryType,
     NewMemory,
     Origin,
@@ -60,6 +59,7 @@ from .engine import (
     Source,
 )
 from .engine.conversations import ConversationQuery
+from .engine.postgres import AnyStore
 from .engine.store import BrowseQuery
 from .errors import translated_store_errors
 from .runtime import MemoryConfigEntry, loaded_entry
@@ -125,7 +125,7 @@ async def _run[T](call: Awaitable[T]) -> T:
 
 async def _reachable(
     hass: HomeAssistant, caller: Caller, ids: list[int]
-) -> tuple[MemoryStore, dict[int, MemoryItem]]:
+) -> tuple[AnyStore, dict[int, MemoryItem]]:
     """Return the store and the memories, once each; one out of reach is unknown."""
     store = loaded_entry(hass).runtime_data.store
     unique = list(dict.fromkeys(ids))

@@ -6,7 +6,8 @@ from pathlib import Path
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.memory import backup, database_path
+from custom_components.memory import backup
+from custom_components.memory.backend import database_path
 
 
 async def _add(hass: HomeAssistant, content: str) -> None:

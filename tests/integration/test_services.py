@@ -26,6 +26,7 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from syrupy.assertion import SnapshotAssertion
 
 from custom_components.memory.const import DOMAIN
+from custom_components.memory.engine import MemoryStore
 from custom_components.memory.errors import translated_errors
 from custom_components.memory.runtime import MemoryConfigEntry
 
@@ -1164,7 +1165,9 @@ def _row_counts(path: Path) -> dict[str, int]:
 
 async def _writer_pragma(entry: MemoryConfigEntry, pragma: str) -> int:
     """Set a pragma on the store's own writer connection; return page_count."""
-    async with entry.runtime_data.store.transaction() as writer:
+    store = entry.runtime_data.store
+    assert isinstance(store, MemoryStore)
+    async with store.transaction() as writer:
         await writer.execute(f"PRAGMA {pragma}")
         async with writer.execute("PRAGMA page_count") as cursor:
             row = await cursor.fetchone()
