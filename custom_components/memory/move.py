@@ -32,16 +32,8 @@ from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
 
-from .backend import uses_postgresql
-from .const import (
-    BACKEND_POSTGRESQL,
-    BACKEND_SQLITE,
-    CONF_BACKEND,
-    CONF_DB_URL,
-    DATABASE_FILE,
-    DATABASE_FOLDER,
-    LOGGER,
-)
+from .backend import database_path, uses_postgresql
+from .const import BACKEND_POSTGRESQL, BACKEND_SQLITE, CONF_BACKEND, CONF_DB_URL, LOGGER
 from .embedding import store_model
 from .engine.errors import TransferError, TransferTargetNotEmptyError
 from .engine.postgres import (
@@ -66,11 +58,6 @@ class MoveResult:
     error: TransferError | None = None
     set_aside: Path | None = None
     counts: dict[str, str] = field(default_factory=dict)
-
-
-def sqlite_file(hass: HomeAssistant) -> Path:
-    """Return the SQLite store's file (as `__init__.database_path` names it)."""
-    return Path(hass.config.path(DATABASE_FOLDER, DATABASE_FILE))
 
 
 def storage_data(
@@ -154,7 +141,7 @@ async def _copy(
     """Copy the memories from the backend `old` names to the other one."""
     if uses_postgresql(old):
         pool = await _pool(str(old[CONF_DB_URL]))
-        path = sqlite_file(hass)
+        path = database_path(hass)
         result.set_aside = await hass.async_add_executor_job(
             set_aside, path, dt_util.utcnow()
         )
@@ -170,7 +157,9 @@ async def _copy(
     assert url is not None  # noqa: S101 - the flow asks for one
     pool = await _pool(url)
     try:
-        return await sqlite_to_postgres(sqlite_file(hass), pool, model=store_model(old))
+        return await sqlite_to_postgres(
+            database_path(hass), pool, model=store_model(old)
+        )
     finally:
         await pool.close()
 
