@@ -9,14 +9,18 @@ word with a message finds it by meaning; a person's query never finds
 another person's message by its vector; an erased message's vector goes
 with it; a text embedded once as a memory costs no call as a message; a
 vector of another length is refused. On PostgreSQL alone: the schema step
-is idempotent, and the HNSW index of a model's message vectors is built at
-the threshold, used by the planner, and keeps the exact top-k.
+is idempotent; the HNSW index of a model's message vectors is built at the
+threshold, used by the planner, and keeps the exact top-k; a copy back to
+SQLite leaves out what SQLite cannot hold (a model's message vectors of
+another length than its memories'); a message vector made from a secret
+is made again redacted after the recheck.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,32 +36,37 @@ from custom_components.memory.engine import (
 )
 from custom_components.memory.engine.embedding import EmbeddingQueue
 from custom_components.memory.engine.embedding.job_store import job_store
+from custom_components.memory.engine.embedding.jobs import text_hash
 from custom_components.memory.engine.embedding.providers import (
     DimensionChangedError,
     OllamaProvider,
 )
+from custom_components.memory.engine.embedding.secret_recheck import recheck
 from custom_components.memory.engine.postgres import (
     AnyConversationLog,
     PostgresConversationLog,
     PostgresStore,
     conversation_log,
     migrate,
+    postgres_to_sqlite,
 )
 from custom_components.memory.engine.postgres.message_vectors import (
     MESSAGE_VECTORS_STEP,
     PgMessageVectors,
     index_name,
 )
+from custom_components.memory.engine.privacy import redacted
 from tests.engine.conftest import (
     PROVIDER_MODEL,
     FakeClock,
     StoreFactory,
     memory,
     run_until_idle,
+    sql,
 )
 from tests.engine.postgres.stores import PgStores, Store
 from tests.postgres_server import START_TIMEOUT
-from tests.provider_servers import FakeEmbeddingServer
+from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
 pytestmark = [
     pytest.mark.usefixtures("socket_enabled"),
@@ -318,3 +327,87 @@ async def test_hnsw_above_the_threshold(backend: Store) -> None:
     assert len({i for i, _c in found} & {i for i, _c in exact}) >= 9
     # Beyond ef_search the iterative scan still gives k rows.
     assert len(await vectors.knn(query, 1200)) == 1200
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+async def test_back_to_sqlite_leaves_out_a_dimension_sqlite_cannot_hold(
+    backend: Store, tmp_path: Path, clock: FakeClock
+) -> None:
+    """A model's message vectors of another length than its memories' stay behind.
+
+    SQLite keeps one dimension a model: they are reported skipped and their
+    ready jobs go back to pending; another model's travel, with its row in
+    `embedding_models`.
+    """
+    assert isinstance(backend, PostgresStore)
+    log = conversation_log(backend)
+    [one] = await save(log, [said("Mia is allergic to nuts")])
+    jobs = job_store(backend, "ha-test")
+    # The message vectors came first, then memories of the same model at 16.
+    assert await jobs.store_message_vectors(MODEL, {one: np.ones(8)}, 0.0) == [one]
+    assert await jobs.store_message_vectors("other", {one: np.ones(4)}, 0.0) == [one]
+    await backend.add(memory("The bins go out on Thursday"), vector=np.ones(16))
+    async with backend.pool.acquire() as connection:
+        await connection.execute(
+            "INSERT INTO message_embedding_jobs (message_id, model, text_hash, "
+            "state, updated_at) VALUES ($1, $2, $3, 'ready', 0)",
+            one,
+            MODEL,
+            b"\0" * 32,
+        )
+
+    back = tmp_path / "back.db"
+    report = await postgres_to_sqlite(backend.pool, back, clock=clock)
+
+    assert report.skipped == {"digest_claims": 0, f"message_vectors:{MODEL}": 1}
+    assert report.reset_jobs == {"message_embedding_jobs": 1}
+    assert report.tables["message_embeddings"].written == 1
+    assert sql(back, "SELECT model, message_id FROM message_embeddings") == [
+        ("other", one)
+    ]
+    assert set(sql(back, "SELECT model, dim FROM embedding_models")) == {
+        ("other", 4),
+        (MODEL, 16),
+    }
+    assert sql(back, "SELECT state FROM message_embedding_jobs") == [("pending",)]
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+async def test_a_message_vector_made_from_a_secret_is_made_again_redacted(
+    backend: Store,
+    provider: OllamaProvider,
+    clock: FakeClock,
+    embedding_server: FakeEmbeddingServer,
+) -> None:
+    """The recheck puts back a message job whose text went whole; it goes redacted."""
+    assert isinstance(backend, PostgresStore)
+    door = "The door code is 4512"
+    log = conversation_log(backend)
+    queue = _queue(backend, provider, clock)
+    await queue.start()
+    [message] = await save(log, [said(door)])
+    assert await run_until_idle(queue, steps=1000) is None
+    while await recheck(backend):
+        pass
+    # As the detector of its day left it: embedded whole, nothing checked yet.
+    async with backend.pool.acquire() as connection:
+        await connection.execute(
+            "UPDATE message_embedding_jobs SET text_hash = $1 WHERE message_id = $2",
+            text_hash(door),
+            message,
+        )
+        await connection.execute("DELETE FROM store_settings")
+    assert await recheck(backend) == 1
+    status = await queue.status()
+    assert (status.messages_pending, status.messages_ready) == (1, 0)
+
+    embedding_server.received.clear()
+    assert await run_until_idle(queue, steps=1000) is None
+    assert embedding_server.received == [redacted(door)]
+    assert (await queue.status()).messages_ready == 1
+    async with backend.pool.acquire() as connection:
+        stored = await connection.fetchval(
+            "SELECT embedding FROM message_vectors WHERE message_id = $1", message
+        )
+    expected = np.asarray(fake_vector(redacted(door), DIM), dtype=np.float32)
+    np.testing.assert_allclose(stored, expected / np.linalg.norm(expected), atol=1e-6)
