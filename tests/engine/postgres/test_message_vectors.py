@@ -344,8 +344,12 @@ async def test_back_to_sqlite_leaves_out_a_dimension_sqlite_cannot_hold(
     [one] = await save(log, [said("Mia is allergic to nuts")])
     jobs = job_store(backend, "ha-test")
     # The message vectors came first, then memories of the same model at 16.
-    assert await jobs.store_message_vectors(MODEL, {one: np.ones(8)}, 0.0) == [one]
-    assert await jobs.store_message_vectors("other", {one: np.ones(4)}, 0.0) == [one]
+    assert await jobs.store_message_vectors(
+        MODEL, {one: np.ones(8, dtype=np.float32)}, 0.0
+    ) == [one]
+    assert await jobs.store_message_vectors(
+        "other", {one: np.ones(4, dtype=np.float32)}, 0.0
+    ) == [one]
     await backend.add(memory("The bins go out on Thursday"), vector=np.ones(16))
     async with backend.pool.acquire() as connection:
         await connection.execute(

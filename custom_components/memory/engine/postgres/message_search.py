@@ -184,8 +184,8 @@ class PostgresMessageSearch:
         ]
         if keywords.others:
             scored = sorted(scored, key=lambda pair: (pair[1], pair[0]))[:pool]
-        hits = [keywords.hit(key, bm25, held.get(key, "")) for key, bm25 in scored]
-        return hits, keywords
+        found = [keywords.hit(key, bm25, held.get(key, "")) for key, bm25 in scored]
+        return found, keywords
 
     async def keyword_of(
         self, keywords: KeywordQuery | None, ids: Sequence[int]
