@@ -13,11 +13,13 @@ is idempotent; the HNSW index of a model's message vectors is built at the
 threshold, used by the planner, and keeps the exact top-k; a copy back to
 SQLite leaves out what SQLite cannot hold (a model's message vectors of
 another length than its memories'); a message vector made from a secret
-is made again redacted after the recheck.
+is made again redacted after the recheck; a search cancelled while its
+keywords wait leaves no vector read running.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -415,3 +417,34 @@ async def test_a_message_vector_made_from_a_secret_is_made_again_redacted(
         )
     expected = np.asarray(fake_vector(redacted(door), DIM), dtype=np.float32)
     np.testing.assert_allclose(stored, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+@pytest.mark.parametrize("backend_url", ["postgres"], indirect=True)
+async def test_a_search_cancelled_midway_leaves_nothing_running(
+    backend: Store,
+) -> None:
+    """Cancelled while its keywords wait on a lock: the vector side goes too.
+
+    Both connections are back in the pool, and the next search answers.
+    """
+    assert isinstance(backend, PostgresStore)
+    log = conversation_log(backend)
+    [one] = await save(log, [said("Mia is allergic to nuts")])
+    jobs = job_store(backend, "ha-test")
+    vector = np.ones(DIM, dtype=np.float32)
+    assert await jobs.store_message_vectors(MODEL, {one: vector}, 0.0) == [one]
+    query = MessageQuery(text="nuts", vector=vector)
+    idle = backend.pool.get_idle_size()
+    async with backend.pool.acquire() as blocker, blocker.transaction():
+        await blocker.execute(
+            "LOCK TABLE message_terms, message_term_totals IN ACCESS EXCLUSIVE MODE"
+        )
+        search = asyncio.create_task(log.search(query))
+        await asyncio.sleep(0.5)  # the vector side done, the keywords waiting
+        assert not search.done()
+        search.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await search
+    assert backend.pool.get_idle_size() >= idle
+    hits = await log.search(query)
+    assert [hit.message.id for hit in hits] == [one]
