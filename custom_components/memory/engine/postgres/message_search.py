@@ -18,7 +18,9 @@ against its whole index before the join filters.
 `matches` is the search of a query with words: the engine's keyword query
 (`search.keyword_query`, its numbers from `message_terms` through
 `search_keywords.PgTermCounts`) ranked by that bm25, the hits SQLite's
-keyword side gives. `recent` is the search of a query with no words (empty or `*`): the newest
+keyword side gives; `keyword_side` returns the keyword query with them and
+`keyword_of` scores given messages by it (the hybrid search's completion,
+`message_hybrid`). `recent` is the search of a query with no words (empty or `*`): the newest
 messages passing the filters, each scored 1.0, as `MessageCorpus.recent`.
 `data_tokens` reads a message's `data` as `unicode61 remove_diacritics 2`
 does (SQLite's own tokenizer, in memory), for the `data_terms` column the
