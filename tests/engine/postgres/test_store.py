@@ -287,6 +287,9 @@ async def test_stats_count_by_status_type_scope_and_model(backend: Store) -> Non
     assert stats.vectors_by_model == {MODEL: 1}
     assert stats.active_model == MODEL
     assert stats.database_bytes > 0
+    # A purged memory's vector goes from the counts; a model with none left.
+    await backend.forget([results[1].item.id], purge=True)
+    assert (await backend.stats()).vectors_by_model == {}
 
 
 async def test_listeners_hear_every_write(backend: Store, clock: FakeClock) -> None:

@@ -4,8 +4,8 @@ A real `MemoryStore` is filled as a household's would be: memories in three
 scopes and languages, archived, superseded (a chain, and a link to an
 earlier id), purged, tagged; vectors of the store's model, of another model
 of the same dimension and of one of another (skipped); conversations with
-a tool result, message vectors (skipped: no PostgreSQL table yet), jobs in
-every state, rebuilds. `sqlite_to_postgres` copies it into a fresh database,
+a tool result, message vectors (found by meaning alike on both sides),
+jobs in every state, rebuilds. `sqlite_to_postgres` copies it into a fresh database,
 which then holds every table row for row, ids included, postings equal to
 FTS5's vocabulary and sequences where SQLite's are; `postgres_to_sqlite`
 copies that into a new file, which a `MemoryStore` opens to find the same
@@ -30,6 +30,7 @@ from custom_components.memory.engine import HOUSEHOLD, MemoryStore, SearchQuery
 from custom_components.memory.engine.conversations import (
     ConversationInfo,
     ConversationLog,
+    MessageQuery,
     MessageRole,
     NewMessage,
 )
@@ -43,6 +44,7 @@ from custom_components.memory.engine.errors import (
 )
 from custom_components.memory.engine.postgres import (
     PgVectorIndex,
+    PostgresConversationLog,
     PostgresMemories,
     postgres_to_sqlite,
     register_vector,
@@ -243,24 +245,21 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     return {name: sql(path, f"SELECT * FROM {name} ORDER BY 1, 2") for name in DUMPED}  # noqa: S608
 
 
-def _pending(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Return a message job as it travels: a ready one pending again (its vector stays)."""
-    key, model, digest, state, *_rest, updated = row
-    return (
-        (key, model, digest, "pending", 0, 0.0, None, updated)
-        if state == "ready"
-        else row
-    )
-
-
 async def _check_postgres(path: Path, pool: Any) -> None:
     """PostgreSQL holds SQLite's rows, ids, vectors, postings and sequences."""
     for table in TABLES:
         mine = sql(path, table.select())
         theirs = [tuple(row) for row in await pool.fetch(table.select())]
-        if table.name == "message_embedding_jobs":
-            mine = [_pending(row) for row in mine]
         assert theirs == mine, table.name
+    # Message vectors, in the order SQLite wrote them.
+    blobs = sql(
+        path, "SELECT model, message_id, vector FROM message_embeddings ORDER BY id"
+    )
+    stored = await pool.fetch(
+        "SELECT model, message_id, embedding FROM message_vectors ORDER BY seq"
+    )
+    assert [(r[0], r[1], np.asarray(r[2], "<f4").tobytes()) for r in stored] == blobs
+    assert blobs
     blobs = sql(
         path,
         "SELECT model, memory_id, vector FROM embeddings WHERE model IN (?, ?)",
@@ -332,18 +331,18 @@ async def test_a_store_goes_to_postgres_and_back_unchanged(
     assert {name: count.written for name, count in report.tables.items()} == {
         **{table.name: len(before[table.name]) for table in TABLES},
         "memory_vectors": 18 + 5,
+        "message_vectors": 2,
     }
     assert all(count.verified for count in report.tables.values())
     assert report.skipped == {
         "embeddings:narrow-model": 3,
-        "message_embeddings": 2,
         "store_settings": len(before["store_settings"]),
     }
     assert report.derived == {
         "embedding_models": 3,
         "embedding_codes": len(before["embedding_codes"]),
     }
-    assert report.reset_jobs == {"message_embedding_jobs": messages_ready}
+    assert report.reset_jobs == {}
     assert {mine == theirs for mine, theirs in report.checksums.values()} == {True}
     await _check_postgres(db_path, vector_pool)
 
@@ -353,6 +352,7 @@ async def test_a_store_goes_to_postgres_and_back_unchanged(
     assert returned.postings_match
     assert returned.reset_jobs == {}
     assert returned.skipped == {"digest_claims": 0}
+    assert returned.tables["message_embeddings"].written == 2
     assert set(returned.derived) == {
         "memory_terms",
         "memory_term_totals",
@@ -365,14 +365,7 @@ async def test_a_store_goes_to_postgres_and_back_unchanged(
     restored = await store_factory(back)
     after = _dump(back)
     expected = dict(before)
-    expected["message_embedding_jobs"] = [
-        _pending(row) for row in before["message_embedding_jobs"]
-    ]
-    expected["message_embeddings"] = []
     expected["embeddings"] = [r for r in before["embeddings"] if r[1] != NARROW]
-    expected["sqlite_sequence"] = [
-        row for row in before["sqlite_sequence"] if row[0] != "message_embeddings"
-    ]
     for name in DUMPED:
         if name in {"store_settings", "embedding_models", "embedding_codes"}:
             continue
@@ -393,6 +386,20 @@ async def test_a_store_goes_to_postgres_and_back_unchanged(
         query = f"SELECT term, doc, cnt FROM {vocab} ORDER BY term"  # noqa: S608
         assert sql(back, query) == sql(db_path, query)
     assert await _searches(restored) == await _searches(store)
+    # The messages are found by meaning on all three, alike.
+    found = [
+        [
+            (hit.message.id, round(hit.score, 9))
+            for hit in await log.search(MessageQuery(text="", vector=vector("m0")))
+        ]
+        for log in (
+            ConversationLog(store),
+            PostgresConversationLog(vector_pool, model=MODEL),
+            ConversationLog(restored),
+        )
+    ]
+    assert found[0] == found[1] == found[2]
+    assert found[0]
 
 
 async def test_a_database_with_rows_is_refused_and_left_alone(

@@ -9,8 +9,8 @@ listeners hear each write). A store of another backend offers its own by
 name, so that queues of several Home Assistants sharing one database never
 embed the same job twice. `job_store` picks between them.
 
-`kinds` are the kinds of text a store embeds, memories first: both of
-SQLite's; PostgreSQL's memories only (it keeps no message vectors yet).
+`kinds` are the kinds of text a store embeds, memories first, both
+on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ de-duplication, read, forget), `keywords` (search with FTS5's bm25),
 `curation` (supersede, reword, details, restore, expire, recall), `reads`
 (history, twins, topics, counts), `conversations` (the conversation log:
 save, end, erase; `conversation_reads` its lists and pages,
-`message_search` its keyword search with FTS5's bm25), `notify` (each
+`message_search` its keyword search with FTS5's bm25, `message_vectors`
+its messages' vectors in pgvector, `message_hybrid` the two fused as
+SQLite's log fuses them), `notify` (each
 write's `pg_notify`, the `ChangeFeed` other instances listen with),
 `vectors` (pgvector: exact below a size, HNSW above), and `store`: the
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
@@ -30,6 +32,7 @@ from .job_store import PostgresJobs
 from .keywords import PostgresKeywords
 from .memories import PostgresMemories
 from .message_search import PostgresMessageSearch, data_tokens
+from .message_vectors import PgMessageVectors
 from .notify import CHANNEL, Change, ChangeFeed, ChangeKind, ChangeListener
 from .reads import PostgresReads
 from .schema import SCHEMA_VERSION, migrate, schema_version
@@ -69,6 +72,7 @@ __all__ = [
     "ChangeKind",
     "ChangeListener",
     "KeywordHit",
+    "PgMessageVectors",
     "PgVectorIndex",
     "PostgresConversationLog",
     "PostgresConversationReads",

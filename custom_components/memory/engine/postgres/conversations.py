@@ -7,7 +7,9 @@ each message's language and analysed terms made by the same functions
 (`language_code`, `index_terms`, `ANALYSIS_VERSION`), a row kept by who
 started it, and a row erased meanwhile (retention) started anew when there
 is anything new to keep. Its reads are `PostgresConversationReads`, its
-keyword search `PostgresMessageSearch`.
+keyword search `PostgresMessageSearch`, and with the store's embedding
+model its message vectors `PgMessageVectors` (written by the embedding
+queue, `PostgresJobs`).
 
 Each write is one transaction, and each that changes something sends its
 change notice (`notify`) in it: messages appended (`MESSAGES_ADDED`, the
@@ -15,8 +17,9 @@ conversation rows), conversations ended (`CONVERSATIONS_ENDED`), messages
 erased (`MESSAGES_PURGED`, their ids, `erased`). Scopes and ids only: never
 a message's text. Its own store hears it through `changed` and `erased`
 (`store_services` wires them), since the store's feed leaves out its own
-instance's notices. A search by words is SQLite's keyword side
-(`PostgresMessageSearch.matches`), keywords only. An erase is one
+instance's notices. A search is SQLite's hybrid one (`message_hybrid`):
+keywords, and with a query vector the model's message vectors, fused. An
+erase takes the messages' vectors along (on delete cascade). An erase is one
 transaction here (SQLite's takes two), so no other instance sees a row
 emptied but not yet gone.
 """
@@ -43,10 +46,11 @@ from ..conversations import (
 from ..errors import InvalidInputError
 from ..languages import ANALYSIS_VERSION, DEFAULT_LANGUAGE, index_terms, language_code
 from ..models import MemoryItem, to_timestamp
-from ..search import fuse
-from ..store import validate_limit, validate_scope
+from ..store import validate_scope
 from .conversation_reads import PostgresConversationReads
+from .message_hybrid import message_search
 from .message_search import PostgresMessageSearch, data_tokens
+from .message_vectors import PgMessageVectors
 from .notify import ChangeKind, notify
 from .schema_conversations import COMPACT_MESSAGE_TOTALS
 
@@ -85,11 +89,15 @@ class PostgresConversationLog:
         pool: Any,
         *,
         language: str = DEFAULT_LANGUAGE,
+        model: str | None = None,
         instance: str | None = None,
         erased: Callable[[Iterable[str]], Awaitable[None]] | None = None,
         changed: Callable[[], None] | None = None,
     ) -> None:
         """Hold the pool, the default language of texts, and the instance's name.
+
+        `model` is the embedding model whose message vectors a search with a
+        query vector uses (None: keywords only).
 
         `changed` is called after each write commits, then `erased` awaited
         with the scopes whose messages an erase took (a store's `changed`
@@ -102,6 +110,7 @@ class PostgresConversationLog:
         self._tell_changed = changed
         self.reads = PostgresConversationReads(pool)
         self.keywords = PostgresMessageSearch(pool)
+        self.vectors = None if model is None else PgMessageVectors(pool, model)
 
     # -- writes -------------------------------------------------------------
 
@@ -366,32 +375,16 @@ class PostgresConversationLog:
         return await self.reads.source_of(item)
 
     async def search(self, query: MessageQuery) -> list[MessageHit]:
-        """Find messages by keywords, scored like memories (0..1, best first).
+        """Find messages by keywords and meaning, scored like memories (0..1, best first).
 
-        A query with no words lists the newest messages; one with words is
-        SQLite's keyword side (`PostgresMessageSearch.matches`) scored by
-        `fuse` as keyword hits are. Keywords only: SQLite's answer before any
-        message has a vector (message vectors are not on PostgreSQL yet).
+        SQLite's `ConversationLog.search` (`message_hybrid.message_search`):
+        a query with no words and no vector lists the newest messages.
         """
-        if query.text.strip() in ("", "*"):
-            return await self.keywords.recent(query)
-        validate_limit(query.limit)
-        if query.scopes is not None and not query.scopes:
-            return []
-        found = await self.keywords.matches(query, self.language)
-        ranked = [entry for entry in fuse(found, []) if entry.score >= query.min_score][
-            : query.limit
-        ]
-        messages = await self.reads.get_messages([entry.id for entry in ranked])
-        return [
-            MessageHit(
-                message=messages[entry.id], score=entry.score, matched=entry.signals
-            )
-            for entry in ranked
-            if entry.id in messages
-        ]
+        return await message_search(
+            query, self.language, self.keywords, self.vectors, self.get_messages
+        )
 
     @property
     def index_bytes(self) -> int:
-        """Memory held by a message vector index: none here (keywords only)."""
+        """Memory held by a message vector index: none here (pgvector's, on the server)."""
         return 0

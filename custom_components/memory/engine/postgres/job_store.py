@@ -8,11 +8,16 @@ for another's claim (`next_due`) or finish only what the instance still
 holds (`mark_ready`, `record_failure`). So queues of several Home
 Assistants draining one database embed each job once.
 
-Two reads are this module's own: a model's dimension (`memory_vectors` has
-one for every model, known once the model stored a vector) and the vectors
-already made for the same texts, found through the memories' jobs and
-`memory_vectors`. PostgreSQL keeps no message vectors yet, so its `kinds`
-are the memories only: messages are never queued here.
+Three calls are this module's own: a model's dimension (`memory_vectors`
+has one for every model, known once the model stored a vector; else that of
+the model's message vectors), the vectors already made for the same texts,
+found through either kind's jobs and vectors (`memory_vectors`,
+`message_vectors`), and `store_message_vectors`, which writes
+`message_vectors` (`message_vectors.store_vectors`) as SQLite's writes
+`message_embeddings`: a dimension other than the model's is refused
+(`DimensionChangedError`, nothing written), then the model's HNSW index is
+built once its rows reach the threshold. Its `kinds` are SQLite's: memories,
+then messages.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, Final
 import numpy as np
 
 from ..embedding import (
-    MEMORIES,
+    KINDS,
     DimensionChangedError,
     EnqueueSteps,
     Job,
@@ -47,6 +52,12 @@ from .jobs import (
     record_failure,
     start_rebuild,
 )
+from .message_vectors import (
+    TABLE as MESSAGE_TABLE,
+    PgMessageVectors,
+    model_dim,
+    store_vectors,
+)
 from .notify import ChangeKind, notify
 from .vectors import TABLE, table_dim
 
@@ -57,12 +68,17 @@ _CACHED: Final = (
     "ON e.model = j.model AND e.memory_id = j.memory_id "
     "WHERE j.model = $1 AND j.text_hash = ANY($2::bytea[])"
 )
+_CACHED_MESSAGES: Final = (
+    "SELECT j.text_hash, e.embedding FROM message_embedding_jobs j "  # noqa: S608
+    f"JOIN {MESSAGE_TABLE} e ON e.model = j.model AND e.message_id = j.message_id "
+    "WHERE j.model = $1 AND j.text_hash = ANY($2::bytea[])"
+)
 
 
 class PostgresJobs:
     """The job tables of one database, claimed in one instance's name."""
 
-    kinds: Final = (MEMORIES,)
+    kinds: Final = KINDS
 
     def __init__(self, pool: Any, instance: str, writer: str | None = None) -> None:
         """Hold the store's pool (vector codec registered) and the claimant.
@@ -77,13 +93,7 @@ class PostgresJobs:
     async def model_dimensions(self, model: str) -> int | None:
         """Return the vector length of `model`, if it stored any vector."""
         async with self._pool.acquire() as connection:
-            dim = await table_dim(connection)
-            if dim is None or not await connection.fetchval(
-                f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE model = $1)",  # noqa: S608
-                model,
-            ):
-                return None
-        return dim
+            return await _dimensions(connection, model)
 
     async def newest_ids(self) -> dict[JobTables, int]:
         """Return the highest id of each kind's table (0 when empty)."""
@@ -125,11 +135,13 @@ class PostgresJobs:
     async def cached_vectors(
         self, model: str, hashes: Sequence[bytes]
     ) -> dict[bytes, Vector]:
-        """Vectors this model already made for the same texts (memories')."""
+        """Vectors this model already made for the same texts, of either kind."""
         async with self._pool.acquire() as connection:
-            if await table_dim(connection) is None:
-                return {}
-            records = await connection.fetch(_CACHED, model, list(hashes))
+            records = list(
+                await connection.fetch(_CACHED_MESSAGES, model, list(hashes))
+            )
+            if await table_dim(connection) is not None:
+                records += await connection.fetch(_CACHED, model, list(hashes))
         return {
             bytes(record[0]): np.asarray(record[1], dtype=np.float32)
             for record in records
@@ -173,9 +185,25 @@ class PostgresJobs:
     async def store_message_vectors(
         self, model: str, vectors: Mapping[int, Vector], now: float
     ) -> list[int] | DimensionChangedError:
-        """Store nothing: no message is queued here (`kinds`), so none is asked."""
-        del model, vectors, now
-        return []
+        """Write the vectors of messages that still exist; returns their ids.
+
+        Or, when their length is not the model's, the error (nothing written).
+        """
+        del now  # SQLite's records the model's first use; the rows say it here
+        dims = {len(vector) for vector in vectors.values()}
+        async with self._pool.acquire() as conn, conn.transaction():
+            recorded = await _dimensions(conn, model)
+            expected = recorded if recorded is not None else min(dims)
+            if dims != {expected}:
+                return DimensionChangedError(
+                    f"{model} made {expected}-dimensional vectors, now {sorted(dims)}",
+                    expected=str(expected),
+                    got=",".join(str(dim) for dim in sorted(dims)),
+                )
+            alive = await store_vectors(conn, model, vectors)
+        if alive:
+            await PgMessageVectors(self._pool, model).maybe_build()
+        return alive
 
     async def finish_rebuilds(
         self, kinds: Iterable[JobTables], model: str
@@ -194,3 +222,14 @@ class PostgresJobs:
             rebuilding=rebuilding,
             messages_rebuilding=messages_rebuilding,
         )
+
+
+async def _dimensions(connection: Any, model: str) -> int | None:
+    """Return the vector length of `model`: its memories' (the table's), else its messages'."""
+    dim = await table_dim(connection)
+    if dim is not None and await connection.fetchval(
+        f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE model = $1)",  # noqa: S608
+        model,
+    ):
+        return dim
+    return await model_dim(connection, model)

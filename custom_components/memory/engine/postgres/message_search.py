@@ -18,7 +18,9 @@ against its whole index before the join filters.
 `matches` is the search of a query with words: the engine's keyword query
 (`search.keyword_query`, its numbers from `message_terms` through
 `search_keywords.PgTermCounts`) ranked by that bm25, the hits SQLite's
-keyword side gives. `recent` is the search of a query with no words (empty or `*`): the newest
+keyword side gives; `keyword_side` returns the keyword query with them and
+`keyword_of` scores given messages by it (the hybrid search's completion,
+`message_hybrid`). `recent` is the search of a query with no words (empty or `*`): the newest
 messages passing the filters, each scored 1.0, as `MessageCorpus.recent`.
 `data_tokens` reads a message's `data` as `unicode61 remove_diacritics 2`
 does (SQLite's own tokenizer, in memory), for the `data_terms` column the
@@ -37,7 +39,7 @@ from typing import Any, Final
 from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_message
 from ..languages import language_code
 from ..models import to_timestamp
-from ..search import KEYWORD_OVERFETCH, KEYWORD_POOL, keyword_query
+from ..search import KEYWORD_OVERFETCH, KEYWORD_POOL, KeywordQuery, keyword_query
 from ..store import validate_limit
 from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
 from .search_keywords import PgTermCounts, match_terms
@@ -60,6 +62,17 @@ _SEARCH: Final = ranking_sql(
         " AND ($9::float8 IS NULL OR m.created_at >= $9::float8)"
     ),
     limit="$10",
+)
+# The bm25 of given messages ($8), whatever their filters: `keyword_of`.
+_OF: Final = ranking_sql(
+    terms="message_terms",
+    key="message_id",
+    columns=("tf", "tf_data"),
+    tf="sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8",
+    totals="message_term_totals",
+    rows="conversation_messages",
+    where="m.id = ANY($8::int8[])",
+    limit="ALL",
 )
 _COUNTS: Final = counts_sql(
     terms="message_terms", key="message_id", totals="message_term_totals"
@@ -125,7 +138,13 @@ class PostgresMessageSearch:
     async def matches(
         self, query: MessageQuery, default: str
     ) -> list[tuple[int, float, float]]:
-        """Keyword hits `(id, bm25, coverage)` of a query with words, best first.
+        """Keyword hits `(id, bm25, coverage)` of a query with words, best first."""
+        return (await self.keyword_side(query, default))[0]
+
+    async def keyword_side(
+        self, query: MessageQuery, default: str
+    ) -> tuple[list[tuple[int, float, float]], KeywordQuery | None]:
+        """Keyword hits `(id, bm25, coverage)` best first, and the keyword query.
 
         SQLite's: the engine's `keyword_query` (in the query's language and
         `default`, compound heads as prefixes, numbers from `message_terms`),
@@ -144,7 +163,7 @@ class PostgresMessageSearch:
                 total=int(await connection.fetchval(_TOTAL_ROWS)),
             )
             if keywords is None:
-                return []
+                return [], None
             terms, flags = match_terms(keywords.expression)
             hits = await ranked_hits(
                 connection,
@@ -167,7 +186,36 @@ class PostgresMessageSearch:
         ]
         if keywords.others:
             scored = sorted(scored, key=lambda pair: (pair[1], pair[0]))[:pool]
-        return [keywords.hit(key, bm25, held.get(key, "")) for key, bm25 in scored]
+        found = [keywords.hit(key, bm25, held.get(key, "")) for key, bm25 in scored]
+        return found, keywords
+
+    async def keyword_of(
+        self, keywords: KeywordQuery | None, ids: Sequence[int]
+    ) -> list[tuple[int, float, float]]:
+        """Keyword hits among `ids` (which passed the filters already).
+
+        `HybridSearch.keyword_of`: the MATCH's bm25 of these rows, and rows
+        it does not find scored on the terms outside it (`KeywordQuery.hits`).
+        """
+        if keywords is None or not ids:
+            return []
+        terms, flags = match_terms(keywords.expression)
+        async with self._pool.acquire() as connection:
+            found = await ranked_hits(
+                connection,
+                (_OF, _COUNTS),
+                (terms, flags),
+                (TERMS_WEIGHT, DATA_WEIGHT),
+                (list(ids),),
+            )
+            rows = await connection.fetch(
+                "SELECT id, terms FROM conversation_messages WHERE id = ANY($1::int8[])",
+                list(ids),
+            )
+        bm25 = {hit.id: hit.bm25 for hit in found}
+        return keywords.hits(
+            (int(row[0]), bm25.get(int(row[0])), str(row[1]), None) for row in rows
+        )
 
     async def keywords(
         self,

@@ -44,6 +44,7 @@ import logging
 from typing import Any, Final
 
 from .bm25 import compact_totals, totals_ddl
+from .message_vectors import MESSAGE_VECTORS_STEP
 from .schema_conversations import CONVERSATIONS_STEP
 from .schema_jobs import conversation_links, jobs_step
 from .vector_changes import TRACK_CHANGES
@@ -205,6 +206,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     # `memory_vectors` (`vector_changes`), counted from the rows there; a
     # table made later gets them from `vectors.create_vector_table`.
     (TRACK_CHANGES,),
+    # 6 -> 7: the messages' vectors (`message_vectors`), each model's of its
+    # own dimension, going with their message on delete cascade.
+    MESSAGE_VECTORS_STEP,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

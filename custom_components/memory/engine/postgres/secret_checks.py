@@ -6,8 +6,8 @@ as a SQLite store's pass uses `SqliteSecretChecks`: the same settings in
 the ready jobs of the rows that hold a secret, and the stale ones put back
 to pending in one transaction with the progress. A job put back loses its
 claim, as a reworded memory's does, so the instance that embeds it next is
-whichever claims it. Its `kinds` are the memories: PostgreSQL keeps no
-message vectors, so no message job is ever ready here.
+whichever claims it. Its `kinds` are SQLite's, memories and messages
+(whose vectors are `message_vectors`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..embedding import MEMORIES, Batch, JobTables, Stale
+from ..embedding import KINDS, Batch, JobTables, Stale
 from .jobs import EMBEDDED_WHERE
 
 _UPSERT: Final = (
@@ -27,7 +27,7 @@ _UPSERT: Final = (
 class PostgresSecretChecks:
     """The pass's reads and writes on one database."""
 
-    kinds: Final = (MEMORIES,)
+    kinds: Final = KINDS
 
     def __init__(self, pool: Any) -> None:
         """Hold the store's pool."""

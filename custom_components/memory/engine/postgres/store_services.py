@@ -16,7 +16,7 @@ store's `changed` (its listeners) after it commits and an erase then
 awaits its `erased` (its erase listeners), as SQLite's `ConversationLog`
 and `DigestQueue` tell theirs through the database. The queue claims with
 the same name, so two Home Assistants on one database never digest one
-conversation twice.
+conversation twice. The log searches the store's model's message vectors.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def conversation_log(store: AnyStore) -> AnyConversationLog:
         return PostgresConversationLog(
             store.pool,
             language=store.language,
+            model=store.model,
             instance=store.instance,
             erased=store.erased,
             changed=store.changed,

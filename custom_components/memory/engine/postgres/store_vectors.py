@@ -7,7 +7,7 @@ open when the table exists, else at the first `set_vectors`, else when a
 search with a query vector finds that another instance made the table
 meanwhile. Until then searches are keyword only, as on SQLite with no
 vectors. Also here: the stored unit vectors of some memories, the counts by
-model for `stats`, a query's cosine scale (`VectorSample`), and the
+model for `stats` (those `vector_changes`' triggers keep), a query's cosine scale (`VectorSample`), and the
 removal of a reworded memory's vectors of every model, as SQLite's
 `update_content` does.
 """
@@ -27,9 +27,15 @@ from ..sql import storable_ids
 from ..vectors import Scale, as_unit_vector
 from .search import PostgresSearch
 from .search_vectors import VectorSample
+from .vector_changes import CHANGES
 from .vectors import TABLE, PgVectorIndex, table_dim
 
 _EXISTS: Final = "SELECT to_regclass($1) IS NOT NULL"
+# Each model's vectors, from the deltas `vector_changes`' triggers append.
+COUNTS: Final = (
+    f"SELECT model, sum(rows) FROM {CHANGES} GROUP BY model "  # noqa: S608
+    "HAVING sum(rows) > 0 ORDER BY model"
+)
 
 
 class StoreVectors:
@@ -150,13 +156,15 @@ class StoreVectors:
         }
 
     async def counts(self) -> dict[str, int]:
-        """How many vectors each model has stored."""
+        """How many vectors each model has stored (models with none left out).
+
+        The counts the triggers keep (`vector_changes`), summed by model: a
+        read of a few rows a model, not a scan of every vector.
+        """
         async with self._pool.acquire() as connection:
-            if not await connection.fetchval(_EXISTS, TABLE):
+            if not await connection.fetchval(_EXISTS, CHANGES):
                 return {}
-            records = await connection.fetch(
-                f"SELECT model, count(*) FROM {TABLE} GROUP BY model"  # noqa: S608
-            )
+            records = await connection.fetch(COUNTS)
         return {str(record[0]): int(record[1]) for record in records}
 
     async def cosine_scale(self, unit: Vector) -> Scale | None:

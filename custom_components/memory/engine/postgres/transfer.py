@@ -20,12 +20,14 @@ postgres_to_sqlite` is the way back. Both:
 
 The destination's keyword indexes are made there by its own triggers
 (PostgreSQL's postings, SQLite's FTS5); the report says whether the
-postings hold what FTS5 holds (`postings_match`). A ready embedding job
-whose vector does not travel (message vectors: PostgreSQL has no table for
-them yet) goes back to pending, so the vector is made again there.
-What has no table on the other side is reported with its row count in
-`skipped` (SQLite's `message_embeddings` and `store_settings`, PostgreSQL's
-claims), what the destination makes again in `derived`.
+postings hold what FTS5 holds (`postings_match`). Message vectors travel
+with their messages (`message_embeddings` <-> `message_vectors`, every
+model, in the order they were written, so the log's cosine scale samples
+them alike). A ready embedding job whose vector does not travel (a memory
+model of another dimension than `memory_vectors` holds) goes back to
+pending, so the vector is made again there. What has no table on the other
+side is reported with its row count in `skipped` (SQLite's `store_settings`,
+PostgreSQL's claims), what the destination makes again in `derived`.
 
 asyncpg is imported where its errors are caught; `pool` is an asyncpg pool.
 """
@@ -44,6 +46,7 @@ import numpy as np
 
 from ..errors import TransferError, TransferTargetNotEmptyError
 from .message_search import data_tokens
+from .message_vectors import PgMessageVectors
 from .schema import COMPACT_TOTALS, migrate
 from .schema_conversations import COMPACT_MESSAGE_TOTALS
 from .transfer_report import Tally, TransferReport
@@ -63,9 +66,11 @@ from .transfer_tables import (
     MEMORIES,
     MESSAGES,
     PG_DATA,
+    PG_MESSAGE_VECTORS,
     PG_VECTORS,
     POSTINGS,
     SQLITE_DERIVED,
+    SQLITE_MESSAGE_VECTORS,
     SQLITE_VECTORS,
     TABLES,
     Checksum,
@@ -99,6 +104,8 @@ class _ToPostgres:
         # Models whose vectors are copied, and their dimension.
         self.models: list[str] = []
         self.dim: int | None = None
+        # Models of the message vectors (all travel).
+        self.message_models: list[str] = []
 
     async def run(self) -> TransferReport:
         """Check both sides, copy every table, verify; the caller commits."""
@@ -112,10 +119,15 @@ class _ToPostgres:
             )
         await self._refuse_data()
         await self._choose_vectors()
+        rows = await self._source.execute_fetchall(
+            f"SELECT DISTINCT model FROM {SQLITE_MESSAGE_VECTORS} ORDER BY model"  # noqa: S608
+        )
+        self.message_models = [str(row[0]) for row in rows]
         await self._copy_memories()
         for table in TABLES[1:]:
             await self._copy(table)
         await self._copy_vectors()
+        await self._copy_message_vectors()
         await self._sequences()
         await self._conn.execute(COMPACT_TOTALS)
         await self._conn.execute(COMPACT_MESSAGE_TOTALS)
@@ -209,9 +221,13 @@ class _ToPostgres:
                 " AND e.memory_id = j.memory_id)"
             )
         elif table.job_key is not None:
-            sql = table.select("0")  # no message vectors in PostgreSQL yet
+            sql = table.select(
+                f"EXISTS (SELECT 1 FROM {SQLITE_MESSAGE_VECTORS} e"  # noqa: S608
+                " WHERE e.model = j.model AND e.message_id = j.message_id)"
+            )
+        models = self.models if table.job_key == "memory_id" else self.message_models
         async for rows in self._batches(sql):
-            records, reset = write_rows(table, rows, self.models)
+            records, reset = write_rows(table, rows, models)
             if table is MESSAGES:
                 records = await asyncio.to_thread(_with_data_terms, records)
             await self._write(table.name, columns, records)
@@ -239,6 +255,21 @@ class _ToPostgres:
                 )
                 self._tally.add(PG_VECTORS, len(rows), len(records))
 
+    async def _copy_message_vectors(self) -> None:
+        """`message_embeddings` as `message_vectors` rows, in SQLite's id order."""
+        async for rows in self._batches(
+            f"SELECT model, message_id, vector FROM {SQLITE_MESSAGE_VECTORS}"  # noqa: S608
+            " ORDER BY id"
+        ):
+            records = [
+                (str(model), int(item), np.frombuffer(blob, dtype="<f4"))
+                for model, item, blob in rows
+            ]
+            await self._write(
+                PG_MESSAGE_VECTORS, ("model", "message_id", "embedding"), records
+            )
+            self._tally.add(PG_MESSAGE_VECTORS, len(rows), len(records))
+
     async def _sequences(self) -> None:
         """Move each identity past every id the SQLite store ever handed out."""
         high = await sqlite_high(self._source)
@@ -262,7 +293,10 @@ class _ToPostgres:
 
     async def _leftovers(self, tables: list[str]) -> None:
         """Count the source's tables that have no place in PostgreSQL."""
-        known = {table.name for table in TABLES} | {SQLITE_VECTORS}
+        known = {table.name for table in TABLES} | {
+            SQLITE_VECTORS,
+            SQLITE_MESSAGE_VECTORS,
+        }
         for name in tables:
             if name in known:
                 continue
@@ -294,6 +328,13 @@ class _ToPostgres:
             tally.destination[PG_VECTORS] = int(
                 await self._conn.fetchval(f"SELECT count(*) FROM {PG_VECTORS}")  # noqa: S608
             )
+        tally.source[PG_MESSAGE_VECTORS] = await sqlite_count(
+            self._source,
+            f"SELECT count(*) FROM {SQLITE_MESSAGE_VECTORS}",  # noqa: S608
+        )
+        tally.destination[PG_MESSAGE_VECTORS] = int(
+            await self._conn.fetchval(f"SELECT count(*) FROM {PG_MESSAGE_VECTORS}")  # noqa: S608
+        )
         for name, sql in CHECKED.items():
             mine, theirs = Checksum(), Checksum()
             async for rows in self._batches(sql):
@@ -326,7 +367,8 @@ async def sqlite_to_postgres(
     when the database holds any memory, message, job or vector, and
     `TransferError` when the copy fails or does not match: the database
     then holds none of it. Once committed, a model with enough vectors
-    gets its HNSW index (`PgVectorIndex.create`).
+    gets its HNSW index (`PgVectorIndex.create`, and for its messages'
+    `PgMessageVectors.maybe_build`).
     """
     import asyncpg  # noqa: PLC0415
 
@@ -351,6 +393,8 @@ async def sqlite_to_postgres(
     if copy.dim is not None:
         for name in copy.models:
             await PgVectorIndex(pool, name, copy.dim).create()
+    for name in copy.message_models:
+        await PgMessageVectors(pool, name).maybe_build()
     _LOGGER.info(
         "Copied the SQLite store to PostgreSQL: %s",
         ", ".join(f"{name} {count.written}" for name, count in report.tables.items()),

@@ -10,11 +10,14 @@ creates and migrates it, and no `MemoryStore` may have it open meanwhile.
 What SQLite makes itself is left to it: its triggers fill the FTS5 indexes
 as the rows go in (the report compares their vocabulary with PostgreSQL's
 postings), `embedding_models` gets one row a model of `memory_vectors`
-(created now: PostgreSQL keeps no such date), and `embedding_codes`, the
+or of `message_vectors` (created now: PostgreSQL keeps no such date), and `embedding_codes`, the
 numpy index's codes, are left to the store's next open, which makes the
 active model's from its vectors in one pass (`MemoryVectors.load`, as after
 migration 12); another model's are made when it becomes the active one.
-`store_settings` starts empty, so the store's background passes (the secret
+Message vectors go to `message_embeddings` in their `seq` order (the
+order SQLite's ids then take), but not those of a model whose memories'
+vectors have another dimension: SQLite keeps one dimension a model
+(skipped, and their ready jobs pending again). `store_settings` starts empty, so the store's background passes (the secret
 recheck) go over every row once. Foreign keys are checked at the commit
 (`defer_foreign_keys`), so a supersede link may name a later id.
 """
@@ -49,9 +52,11 @@ from .transfer_tables import (
     BATCH,
     CHECKED,
     PG_DERIVED,
+    PG_MESSAGE_VECTORS,
     PG_VECTORS,
     POSTINGS,
     SQLITE_DATA,
+    SQLITE_MESSAGE_VECTORS,
     SQLITE_VECTORS,
     TABLES,
     Checksum,
@@ -85,6 +90,9 @@ class _ToSqlite:
         self._tally = Tally("postgres_to_sqlite")
         self._vectors = False
         self._models: list[str] = []
+        # Each copied memory model's dimension; the message models copied.
+        self._dims: dict[str, int] = {}
+        self._message_models: list[str] = []
 
     async def run(self) -> TransferReport:
         """Check both sides, copy every table, verify; the caller commits."""
@@ -109,6 +117,7 @@ class _ToSqlite:
         )
         if self._vectors:
             await self._copy_vectors()
+        await self._copy_message_vectors()
         for table in TABLES:
             await self._copy(table)
         await self._sequences()
@@ -117,9 +126,9 @@ class _ToSqlite:
         await self._verify()
         return self._tally.report()
 
-    async def _rows(self, sql: str) -> AsyncIterator[list[tuple[Any, ...]]]:
+    async def _rows(self, sql: str, *args: Any) -> AsyncIterator[list[tuple[Any, ...]]]:
         """Yield the rows of a source query, `batch` at a time (in the snapshot)."""
-        cursor = await self._conn.cursor(sql)
+        cursor = await self._conn.cursor(sql, *args)
         while rows := await cursor.fetch(self._batch):
             yield [tuple(row) for row in rows]
 
@@ -131,15 +140,21 @@ class _ToSqlite:
                 f"EXISTS (SELECT 1 FROM {PG_VECTORS} v WHERE v.model = j.model"  # noqa: S608
                 " AND v.memory_id = j.memory_id)"
             )
-        elif table.job_key is not None:
+        elif table.job_key == "memory_id":
             sql = table.select("false")
+        elif table.job_key is not None:
+            sql = table.select(
+                f"EXISTS (SELECT 1 FROM {PG_MESSAGE_VECTORS} v"  # noqa: S608
+                " WHERE v.model = j.model AND v.message_id = j.message_id)"
+            )
+        models = self._models if table.job_key == "memory_id" else self._message_models
         marks = ", ".join("?" * len(table.columns))
         insert = (
             f"INSERT INTO {table.name} ({', '.join(table.columns)})"  # noqa: S608
             f" VALUES ({marks})"
         )
         async for rows in self._rows(sql):
-            records, reset = write_rows(table, rows, self._models)
+            records, reset = write_rows(table, rows, models)
             await self._writer.executemany(insert, records)
             self._tally.add(table.name, len(rows), len(records), reset)
 
@@ -151,6 +166,7 @@ class _ToSqlite:
             " GROUP BY model ORDER BY model"
         )
         self._models = [str(row[0]) for row in models]
+        self._dims = dict.fromkeys(self._models, int(dim or 0))
         now = self._clock()
         await self._writer.executemany(
             "INSERT INTO embedding_models (model, dim, created_at) VALUES (?, ?, ?)",
@@ -177,6 +193,44 @@ class _ToSqlite:
         if alone:
             self._tally.skipped[f"{PG_VECTORS}:without memory"] = alone
 
+    async def _copy_message_vectors(self) -> None:
+        """`message_vectors` as float32 blobs in `message_embeddings`, in `seq` order.
+
+        A model new to `embedding_models` gets its row; one whose memory
+        vectors have another dimension is skipped (SQLite keeps one a model).
+        """
+        found = await self._conn.fetch(
+            f"SELECT model, min(vector_dims(embedding)), count(*)"  # noqa: S608
+            f" FROM {PG_MESSAGE_VECTORS} GROUP BY model ORDER BY model"
+        )
+        now = self._clock()
+        for model, dim, count in ((str(r[0]), int(r[1]), int(r[2])) for r in found):
+            if self._dims.get(model, dim) != dim:
+                self._tally.skipped[f"{PG_MESSAGE_VECTORS}:{model}"] = count
+                continue
+            self._message_models.append(model)
+            if model not in self._dims:
+                await self._writer.execute(
+                    "INSERT INTO embedding_models (model, dim, created_at)"
+                    " VALUES (?, ?, ?)",
+                    (model, dim, now),
+                )
+        async for rows in self._rows(
+            f"SELECT message_id, model, embedding FROM {PG_MESSAGE_VECTORS}"  # noqa: S608
+            " WHERE model = ANY($1::text[]) ORDER BY seq",
+            self._message_models,
+        ):
+            records = [
+                (int(item), str(model), np.asarray(vector, dtype="<f4").tobytes())
+                for item, model, vector in rows
+            ]
+            await self._writer.executemany(
+                f"INSERT INTO {SQLITE_MESSAGE_VECTORS} (message_id, model, vector)"  # noqa: S608
+                " VALUES (?, ?, ?)",
+                records,
+            )
+            self._tally.add(SQLITE_MESSAGE_VECTORS, len(rows), len(records))
+
     async def _sequences(self) -> None:
         """Move each AUTOINCREMENT past every id PostgreSQL ever handed out."""
         for table in TABLES:
@@ -199,6 +253,7 @@ class _ToSqlite:
         # SQLite store's own starts empty, so its passes run again.
         known = {table.name for table in TABLES} | {
             PG_VECTORS,
+            PG_MESSAGE_VECTORS,
             "memory_schema",
             "store_settings",
         }
@@ -241,6 +296,17 @@ class _ToSqlite:
             tally.destination[SQLITE_VECTORS] = await sqlite_count(
                 writer, "SELECT count(*) FROM embeddings"
             )
+        tally.source[SQLITE_MESSAGE_VECTORS] = int(
+            await self._conn.fetchval(
+                f"SELECT count(*) FROM {PG_MESSAGE_VECTORS}"  # noqa: S608
+                " WHERE model = ANY($1::text[])",
+                self._message_models,
+            )
+        )
+        tally.destination[SQLITE_MESSAGE_VECTORS] = await sqlite_count(
+            writer,
+            f"SELECT count(*) FROM {SQLITE_MESSAGE_VECTORS}",  # noqa: S608
+        )
         for name, sql in CHECKED.items():
             mine, theirs = Checksum(), Checksum()
             async for rows in self._rows(sql):
@@ -291,7 +357,11 @@ async def postgres_to_sqlite(
     await database.open()
     try:
         async with pool.acquire() as conn:
-            if await conn.fetchval("SELECT to_regclass($1)", PG_VECTORS):
+            if await conn.fetchval(
+                "SELECT to_regclass($1) IS NOT NULL OR to_regclass($2) IS NOT NULL",
+                PG_VECTORS,
+                PG_MESSAGE_VECTORS,
+            ):
                 await register_vector(conn)
             async with (
                 conn.transaction(isolation="repeatable_read", readonly=True),

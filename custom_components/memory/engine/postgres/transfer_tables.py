@@ -163,6 +163,9 @@ TABLES: Final[tuple[Table, ...]] = (
 # The vectors: SQLite's table and PostgreSQL's (`vectors.TABLE`).
 SQLITE_VECTORS: Final = "embeddings"
 PG_VECTORS: Final = "memory_vectors"
+# The messages' vectors: SQLite's table and PostgreSQL's (`message_vectors`).
+SQLITE_MESSAGE_VECTORS: Final = "message_embeddings"
+PG_MESSAGE_VECTORS: Final = "message_vectors"
 # SQLite tables made again from the vectors on the way back.
 SQLITE_DERIVED: Final = frozenset({"embedding_models", "embedding_codes"})
 # PostgreSQL tables the triggers keep, and the schema's version.
@@ -181,10 +184,14 @@ PG_DERIVED: Final = frozenset(
 SQLITE_DATA: Final = (
     *(table.name for table in TABLES),
     SQLITE_VECTORS,
-    "message_embeddings",
+    SQLITE_MESSAGE_VECTORS,
     *sorted(SQLITE_DERIVED),
 )
-PG_DATA: Final = (*(table.name for table in TABLES), "digest_claims")
+PG_DATA: Final = (
+    *(table.name for table in TABLES),
+    "digest_claims",
+    PG_MESSAGE_VECTORS,
+)
 
 # What `Checksum` hashes of each table, in key order, on both sides.
 CHECKED: Final[Mapping[str, str]] = {
@@ -276,7 +283,7 @@ def settle_job(row: tuple[Any, ...], has_vector: bool) -> tuple[tuple[Any, ...],
     """Return a job row as the destination stores it, and whether it is pending again.
 
     A ready job says its vector is stored: one whose vector the destination
-    does not get (message vectors, a model left out) is pending again, so
+    does not get (a model left out) is pending again, so
     the embedding worker makes the vector there.
     """
     key, model, digest, state, *_rest, updated = row
