@@ -49,7 +49,12 @@ from custom_components.memory.engine import (
     Origin,
     Source,
 )
-from custom_components.memory.engine.postgres import PostgresStore, migrate, redact_url
+from custom_components.memory.engine.postgres import (
+    AnyStore,
+    PostgresStore,
+    migrate,
+    redact_url,
+)
 from tests.postgres_server import START_TIMEOUT, fresh_database, role_url, unique_name
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -113,6 +118,12 @@ def _digest(path: Path) -> str:
     if (wal := Path(f"{path}-wal")).exists():
         digest.update(wal.read_bytes())
     return digest.hexdigest()
+
+
+def _store(entry: MockConfigEntry) -> AnyStore:
+    """Read the entry's store afresh (type checkers keep an earlier narrowing)."""
+    store: AnyStore = entry.runtime_data.store
+    return store
 
 
 def _memory(content: str) -> NewMemory:
@@ -215,7 +226,7 @@ async def _join(hass: HomeAssistant, entry: MockConfigEntry, url: str) -> None:
     counts = await _pg_counts(url)  # nothing copied into it
     assert (counts["memories"], counts["conversation_messages"]) == (5, 2)
     assert entry_state(entry) is ConfigEntryState.LOADED
-    assert isinstance(entry.runtime_data.store, PostgresStore)
+    assert isinstance(_store(entry), PostgresStore)
     assert shed in await search_ids(hass, query="bike shed")
 
 
@@ -265,7 +276,7 @@ async def test_move_to_postgresql_and_back(
     assert entry.data[CONF_BACKEND] == BACKEND_POSTGRESQL
     assert entry.data[CONF_DB_URL] == url
     assert entry_state(entry) is ConfigEntryState.LOADED
-    assert isinstance(entry.runtime_data.store, PostgresStore)
+    assert isinstance(_store(entry), PostgresStore)
     moved = {r["content"]: r["id"] for r in await rows(url, _CONTENTS)}
     assert sorted(moved) == sorted(TEXTS)
     for text in TEXTS:  # served from PostgreSQL
@@ -295,7 +306,7 @@ async def test_move_to_postgresql_and_back(
     assert entry.data[CONF_BACKEND] == BACKEND_SQLITE
     assert CONF_DB_URL not in entry.data
     assert entry_state(entry) is ConfigEntryState.LOADED
-    store = entry.runtime_data.store
+    store = _store(entry)
     assert isinstance(store, MemoryStore)
     assert store.path == database_file
     for text in (*TEXTS, "The boiler is serviced in March"):
@@ -432,7 +443,7 @@ async def test_failed_moves_back_keep_everything(
         _no_secret(result, caplog=caplog)
         assert entry.data[CONF_DB_URL] == url  # still where it was
         assert entry_state(entry) is ConfigEntryState.LOADED
-        assert isinstance(entry.runtime_data.store, PostgresStore)
+        assert isinstance(_store(entry), PostgresStore)
         for text, item in zip(TEXTS, ids, strict=True):
             assert item in await search_ids(hass, query=text)
         if folder.is_dir():
@@ -485,7 +496,7 @@ async def test_back_to_sqlite_without_a_file(
     )
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
-    assert isinstance(entry.runtime_data.store, PostgresStore)
+    assert isinstance(_store(entry), PostgresStore)
     assert not database_file.exists()  # PostgreSQL needs no file
     result = await _storage(hass, entry)
     result = await _submit_and_wait(hass, result, {CONF_BACKEND: BACKEND_SQLITE})
@@ -494,7 +505,7 @@ async def test_back_to_sqlite_without_a_file(
     assert entry.data == {CONF_PROVIDER: PROVIDER_KEYWORD, CONF_BACKEND: BACKEND_SQLITE}
     assert _sqlite_memories(database_file) == 0
     assert _aside_files(database_file) == []
-    store = entry.runtime_data.store
+    store = _store(entry)
     assert isinstance(store, MemoryStore)
     assert store.path == database_file
 
@@ -518,5 +529,5 @@ async def test_changing_the_provider_keeps_the_storage(
     assert entry.data == {CONF_PROVIDER: PROVIDER_KEYWORD, **data}
     await hass.async_block_till_done()
     # Reconfigure reloaded it: now on the server, which stays usable.
-    assert isinstance(entry.runtime_data.store, PostgresStore)
+    assert isinstance(_store(entry), PostgresStore)
     assert await hass.config_entries.async_unload(entry.entry_id)
