@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from unittest.mock import patch
 
-from homeassistant.config_entries import ConfigFlowResult
+from homeassistant.config_entries import ConfigEntryState, ConfigFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.requirements import RequirementsNotFound
@@ -70,7 +70,11 @@ async def test_each_server_problem_has_its_error(
     postgres_database: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Each problem check_server names is its own translated error; then set-up works."""
+    """Each problem check_server names is its own translated error; then set-up runs.
+
+    The role may connect but not create tables (public belongs to the owner
+    since PostgreSQL 15): the entry is made and its set-up fails, translated.
+    """
     caplog.set_level(logging.DEBUG)
     result = await _postgresql_step(hass)
     flow_id = result["flow_id"]
@@ -111,6 +115,13 @@ async def test_each_server_problem_has_its_error(
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
+    # This role may not create tables in public: set-up says so, translated.
+    entry = result["result"]
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    assert entry.error_reason_translation_key == "postgresql_no_access"
+    placeholders = entry.error_reason_translation_placeholders or {}
+    assert "permission denied for schema public" in placeholders["error"]
+    assert placeholders["server"] == redact_url(url)
     assert result["data"] == {
         CONF_BACKEND: BACKEND_POSTGRESQL,
         CONF_DB_URL: url,
