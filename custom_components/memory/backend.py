@@ -9,7 +9,9 @@ opens the store an entry's data names; on PostgreSQL it names the store
 after Home Assistant's instance id (embedding-job and digestion claims
 survive a restart) and never waits longer than `OPEN_TIMEOUT` for the
 server: Home Assistant retries set-up by itself. The server is only ever
-named through `redact_url`, never with its password.
+named through `redact_url`, never with its password. A role that may
+connect but not create or read the tables is a translated set-up error
+(`postgresql_no_access`), not a retry.
 """
 
 from __future__ import annotations
@@ -151,9 +153,19 @@ async def _async_open_postgres(
         language=hass.config.language,
         instance=await async_instance_name(hass),
     )
+    import asyncpg  # noqa: PLC0415 - installed on demand, above
+
     try:
         async with asyncio.timeout(OPEN_TIMEOUT):
             await store.open()
+    except asyncpg.InsufficientPrivilegeError as err:
+        # A role that may connect but not make the tables: retrying cannot help.
+        await store.close()
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="postgresql_no_access",
+            translation_placeholders={"server": server, "error": str(err)},
+        ) from err
     except DatabaseTooNewError as err:
         raise ConfigEntryError(
             translation_domain=DOMAIN,

@@ -35,7 +35,7 @@ from homeassistant.util import dt as dt_util
 from .backend import database_path, uses_postgresql
 from .const import BACKEND_POSTGRESQL, BACKEND_SQLITE, CONF_BACKEND, CONF_DB_URL, LOGGER
 from .embedding import store_model
-from .engine.errors import TransferError, TransferTargetNotEmptyError
+from .engine.errors import StoreError, TransferError, TransferTargetNotEmptyError
 from .engine.postgres import (
     TransferReport,
     postgres_to_sqlite,
@@ -191,6 +191,14 @@ async def async_move(
         LOGGER.info("Assist Memory now keeps its memories in %s", target)
     except TransferError as err:
         result.error = err
+        LOGGER.warning(
+            "Moving the memories to %s failed, nothing was changed: %s",
+            target,
+            redact_url(str(err)),
+        )
+    except StoreError as err:
+        # The engine's own message (a file that cannot be made): no secret in it.
+        result.error = TransferError(str(err))
         LOGGER.warning(
             "Moving the memories to %s failed, nothing was changed: %s",
             target,

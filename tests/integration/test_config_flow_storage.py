@@ -1,33 +1,35 @@
-"""The storage backend in the config flow: set-up on PostgreSQL and moving (#26).
+"""Moving an entry's memories in the reconfigure flow (#26).
 
 Real PostgreSQL servers (`postgres_url`, `postgres_database`), real SQLite
-files and real flows: each problem `check_server` names is made for real
-and gives its own error; reconfigure moves every memory, message and vector
-to PostgreSQL and back, verified, keeping the source; a database that holds
-memories already is offered for use instead of a copy; a failed copy leaves
-the entry on its old backend with nothing lost.
+files and real flows: reconfigure moves every memory, message and vector
+to PostgreSQL and back, verified, keeping the source, and the entry then
+runs on the new backend (a `PostgresStore`, then a `MemoryStore` on a new
+file) serving every moved memory; a database that holds memories already
+is offered for use instead of a copy; a failed copy leaves the entry on its
+old backend with nothing lost. The set-up steps are in
+test_config_flow_postgresql. Entries loaded on PostgreSQL are unloaded
+before the fixture drops the database.
 """
 
 from __future__ import annotations
 
 from contextlib import closing
+from functools import partial
 import hashlib
 import logging
 from pathlib import Path
 import sqlite3
 from typing import Any
-from unittest.mock import patch
+from urllib.parse import urlsplit
 
 import asyncpg
 from homeassistant.config_entries import ConfigEntryState, ConfigFlowResult
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.requirements import RequirementsNotFound
 from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.memory import move
 from custom_components.memory.const import (
     BACKEND_POSTGRESQL,
     BACKEND_SQLITE,
@@ -37,24 +39,29 @@ from custom_components.memory.const import (
     DOMAIN,
     PROVIDER_KEYWORD,
 )
-from custom_components.memory.engine import ConversationInfo, MessageRole, NewMessage
+from custom_components.memory.embedding import store_model
+from custom_components.memory.engine import (
+    ConversationInfo,
+    MemoryStore,
+    MessageRole,
+    NewMemory,
+    NewMessage,
+    Origin,
+    Source,
+)
 from custom_components.memory.engine.postgres import (
+    AnyStore,
+    PostgresStore,
     migrate,
     redact_url,
-    sqlite_to_postgres,
 )
-from tests.postgres_server import (
-    START_TIMEOUT,
-    database_url,
-    fresh_database,
-    role_url,
-    unique_name,
-)
+from tests.postgres_server import START_TIMEOUT, fresh_database, role_url, unique_name
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, entry_state, search_ids, start_reconfigure
+from .postgres import rows
 from .test_config_flow_providers import _placeholders, _suggested
-from .test_providers import provider_entry, settle, setup
+from .test_providers import embedding_until, provider_entry, settle, setup
 
 pytestmark = [
     pytest.mark.usefixtures("socket_enabled"),
@@ -106,106 +113,36 @@ def _sqlite_memories(path: Path) -> int:
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """Hash a SQLite file with its write-ahead log, if it has one."""
+    digest = hashlib.sha256(path.read_bytes())
+    if (wal := Path(f"{path}-wal")).exists():
+        digest.update(wal.read_bytes())
+    return digest.hexdigest()
+
+
+def _store(entry: MockConfigEntry) -> AnyStore:
+    """Read the entry's store afresh (type checkers keep an earlier narrowing)."""
+    store: AnyStore = entry.runtime_data.store
+    return store
+
+
+def _memory(content: str) -> NewMemory:
+    return NewMemory(content=content, source=Source(origin=Origin.ACTION))
+
+
+_CONTENTS = "SELECT id, content FROM memories"
+# The table a copy back reads last (a keyword-only entry never reads it).
+_LAST_READ = "message_embedding_rebuilds"
+
+
+async def _vectors(url: str, count: int) -> bool:
+    return (await _pg_counts(url))["memory_vectors"] == count
 
 
 def _no_secret(*results: Any, caplog: pytest.LogCaptureFixture) -> None:
     for result in results:
         assert SECRET not in repr(result)
     assert SECRET not in caplog.text
-
-
-async def _postgresql_step(hass: HomeAssistant) -> ConfigFlowResult:
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": "user"}
-    )
-    assert result["type"] is FlowResultType.MENU
-    assert result["menu_options"] == [BACKEND_SQLITE, BACKEND_POSTGRESQL]
-    result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"next_step_id": BACKEND_POSTGRESQL}
-    )
-    assert result["step_id"] == "postgresql"
-    return result
-
-
-async def _closed_port() -> int:
-    import socket  # noqa: PLC0415
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def test_each_server_problem_has_its_error(
-    hass: HomeAssistant,
-    postgres_url: str,
-    postgres_database: str,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """Each problem check_server names is its own translated error; then set-up works."""
-    caplog.set_level(logging.DEBUG)
-    result = await _postgresql_step(hass)
-    flow_id = result["flow_id"]
-    role = await _role(postgres_url)
-    host = f"127.0.0.1:{await _closed_port()}"
-    async with (
-        fresh_database(postgres_url, vector=False) as no_vector,
-        fresh_database(postgres_url, vector=False) as no_pgvector,
-    ):
-        await _admin(
-            postgres_url,
-            f"ALTER DATABASE {no_pgvector.rpartition('/')[2]}"
-            " SET extension_control_path = '/nonexistent'",
-        )
-        cases = {
-            f"mysql://memory:{SECRET}@127.0.0.1/memory": "pg_invalid_url",
-            f"postgresql://memory:{SECRET}@{host}/memory": "pg_cannot_connect",
-            role_url(postgres_database, role, "wrong-" + SECRET): "pg_invalid_auth",
-            database_url(postgres_url, unique_name("missing")): "pg_unknown_database",
-            role_url(no_vector, role, SECRET): "pg_vector_not_permitted",
-            no_pgvector: "pg_vector_unavailable",
-        }
-        answers = []
-        for url, error in cases.items():
-            result = await hass.config_entries.flow.async_configure(
-                flow_id, {CONF_DB_URL: url}
-            )
-            answers.append(result)
-            assert result["type"] is FlowResultType.FORM, url
-            assert result["errors"] == {"base": error}, redact_url(url)
-
-    url = role_url(postgres_database, role, SECRET)
-    result = await hass.config_entries.flow.async_configure(flow_id, {CONF_DB_URL: url})
-    assert result["type"] is FlowResultType.MENU
-    assert result["step_id"] == "provider"
-    result = await hass.config_entries.flow.async_configure(
-        flow_id, {"next_step_id": PROVIDER_KEYWORD}
-    )
-    await hass.async_block_till_done()
-    assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert result["data"] == {
-        CONF_BACKEND: BACKEND_POSTGRESQL,
-        CONF_DB_URL: url,
-        CONF_PROVIDER: PROVIDER_KEYWORD,
-    }
-    _no_secret(
-        *answers, {k: v for k, v in result.items() if k != "data"}, caplog=caplog
-    )
-
-
-async def test_setup_on_sqlite_records_it(hass: HomeAssistant) -> None:
-    """SQLite (this Home Assistant) comes first; its entry says so."""
-    result = await hass.config_entries.flow.async_init(
-        DOMAIN, context={"source": "user"}
-    )
-    assert result["menu_options"] == [BACKEND_SQLITE, BACKEND_POSTGRESQL]
-    result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"next_step_id": BACKEND_SQLITE}
-    )
-    result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {"next_step_id": PROVIDER_KEYWORD}
-    )
-    assert result["data"] == {CONF_BACKEND: BACKEND_SQLITE, CONF_PROVIDER: "keyword"}
 
 
 async def _storage(hass: HomeAssistant, entry: MockConfigEntry) -> ConfigFlowResult:
@@ -254,83 +191,14 @@ async def _fill(hass: HomeAssistant, entry: MockConfigEntry) -> None:
     await settle(hass, entry)
 
 
-async def test_move_to_postgresql_and_back(
-    hass: HomeAssistant,
-    postgres_url: str,
-    postgres_database: str,
-    embedding_server: FakeEmbeddingServer,
-    database_file: Path,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """SQLite → PostgreSQL copies all, file untouched; back renames the file aside."""
-    caplog.set_level(logging.DEBUG)
-    url = await _owner_url(postgres_url, postgres_database)
-    entry = await setup(hass, provider_entry(embedding_server))
-    await _fill(hass, entry)
-    copied: list[tuple[str, str]] = []
-
-    async def copy_and_look(path: Path, *args: Any, **kwargs: Any) -> Any:
-        # The real copy; the file's digest is taken before the entry reloads
-        # (on this branch set-up still opens SQLite, which writes to it).
-        before = _digest(path)  # the entry is unloaded: nothing writes now
-        report = await sqlite_to_postgres(path, *args, **kwargs)
-        copied.append((before, _digest(path)))
-        return report
-
-    result = await _storage(hass, entry)
-    same = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_BACKEND: BACKEND_SQLITE}
-    )
-    assert same["errors"] == {"base": "storage_unchanged"}
-    with patch.object(move, "sqlite_to_postgres", copy_and_look):
-        result = await _submit_and_wait(
-            hass, same, {CONF_BACKEND: BACKEND_POSTGRESQL, CONF_DB_URL: url}
-        )
-    assert result["type"] is FlowResultType.ABORT
-    assert result["reason"] == "moved_kept_sqlite"
-    assert _placeholders(result) == {
-        "memories": "3",
-        "messages": "2",
-        "vectors": "3",
-    }
-    assert await _pg_counts(url) == {
-        "memories": 3,
-        "conversation_messages": 2,
-        "memory_vectors": 3,
-    }
-    assert entry.data[CONF_BACKEND] == BACKEND_POSTGRESQL
-    assert entry.data[CONF_DB_URL] == url
-    assert entry_state(entry) is ConfigEntryState.LOADED
-    [(before, after)] = copied
-    assert after == before  # the source, byte for byte
-
-    # Back: the stored password is never shown.
-    result = await _storage(hass, entry)
-    assert _suggested(result, CONF_DB_URL) == redact_url(url)
-    assert SECRET not in repr(result)
-    result = await _submit_and_wait(
-        hass, result, {CONF_BACKEND: BACKEND_SQLITE, CONF_DB_URL: redact_url(url)}
-    )
-    assert result["reason"] == "moved_kept_postgresql_aside"
-    assert _placeholders(result)["memories"] == "3"
-    assert _placeholders(result)["messages"] == "2"
-    assert _placeholders(result)["vectors"] == "3"
-    aside = database_file.with_name(_placeholders(result)["aside"])
-    assert aside.name.startswith("memory.db.before-move-")
-    # Renamed aside, never merged nor deleted: each file holds the three.
-    assert _sqlite_memories(aside) == _sqlite_memories(database_file) == 3
-    assert entry.data[CONF_BACKEND] == BACKEND_SQLITE
-    assert CONF_DB_URL not in entry.data
-    assert entry_state(entry) is ConfigEntryState.LOADED
-    for text in TEXTS:
-        assert await search_ids(hass, query=text)  # the new file holds them
-    assert await _pg_counts(url) == {  # PostgreSQL keeps its copy
-        "memories": 3,
-        "conversation_messages": 2,
-        "memory_vectors": 3,
-    }
-
-    # Again to the same database: it holds memories, so it is offered, not copied.
+async def _join(hass: HomeAssistant, entry: MockConfigEntry, url: str) -> None:
+    """Offered the memories at `url`, go back once, then use them: no copy."""
+    other = PostgresStore(url, model=store_model(entry.data))
+    await other.open()
+    try:
+        shed = (await other.add(_memory("Ben's bike is in the shed"))).item.id
+    finally:
+        await other.close()
     result = await _storage(hass, entry)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
@@ -355,12 +223,107 @@ async def test_move_to_postgresql_and_back(
     assert result["reason"] == "storage_joined"
     assert entry.data[CONF_BACKEND] == BACKEND_POSTGRESQL
     assert entry.data[CONF_DB_URL] == url
-    assert await _pg_counts(url) == {  # nothing copied into it
+    counts = await _pg_counts(url)  # nothing copied into it
+    assert (counts["memories"], counts["conversation_messages"]) == (5, 2)
+    assert entry_state(entry) is ConfigEntryState.LOADED
+    assert isinstance(_store(entry), PostgresStore)
+    assert shed in await search_ids(hass, query="bike shed")
+
+
+async def test_move_to_postgresql_and_back(
+    hass: HomeAssistant,
+    postgres_url: str,
+    postgres_database: str,
+    embedding_server: FakeEmbeddingServer,
+    database_file: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SQLite → PostgreSQL copies all, file untouched; back renames the file aside.
+
+    After each move the entry runs on the new backend: PostgreSQL serves the
+    moved memories, then a new SQLite file does; joining a database uses the
+    memories another store put there.
+    """
+    caplog.set_level(logging.DEBUG)
+    url = await _owner_url(postgres_url, postgres_database)
+    entry = await setup(hass, provider_entry(embedding_server))
+    await _fill(hass, entry)
+    # Stopping the SQLite store checkpoints its log into the file, so the
+    # source's digest is taken stopped; the move finds it stopped.
+    assert await hass.config_entries.async_unload(entry.entry_id)
+    before = _digest(database_file)
+
+    result = await _storage(hass, entry)
+    same = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_BACKEND: BACKEND_SQLITE}
+    )
+    assert same["errors"] == {"base": "storage_unchanged"}
+    result = await _submit_and_wait(
+        hass, same, {CONF_BACKEND: BACKEND_POSTGRESQL, CONF_DB_URL: url}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "moved_kept_sqlite"
+    assert _placeholders(result) == {
+        "memories": "3",
+        "messages": "2",
+        "vectors": "3",
+    }
+    assert await _pg_counts(url) == {
         "memories": 3,
         "conversation_messages": 2,
         "memory_vectors": 3,
     }
+    assert entry.data[CONF_BACKEND] == BACKEND_POSTGRESQL
+    assert entry.data[CONF_DB_URL] == url
+    assert entry_state(entry) is ConfigEntryState.LOADED
+    assert isinstance(_store(entry), PostgresStore)
+    moved = {r["content"]: r["id"] for r in await rows(url, _CONTENTS)}
+    assert sorted(moved) == sorted(TEXTS)
+    for text in TEXTS:  # served from PostgreSQL
+        assert moved[text] in await search_ids(hass, query=text)
+    later = await add(hass, "The boiler is serviced in March")
+    await embedding_until(hass, entry, partial(_vectors, url, 4))
+    assert await rows(url, "SELECT id FROM memories WHERE id = $1", later)
+    assert _digest(database_file) == before  # the source, byte for byte
+
+    # Back: the stored password is never shown.
+    result = await _storage(hass, entry)
+    assert _suggested(result, CONF_DB_URL) == redact_url(url)
+    assert SECRET not in repr(result)
+    result = await _submit_and_wait(
+        hass, result, {CONF_BACKEND: BACKEND_SQLITE, CONF_DB_URL: redact_url(url)}
+    )
+    assert result["reason"] == "moved_kept_postgresql_aside"
+    assert _placeholders(result)["memories"] == "4"
+    assert _placeholders(result)["messages"] == "2"
+    assert _placeholders(result)["vectors"] == "4"
+    aside = database_file.with_name(_placeholders(result)["aside"])
+    assert aside.name.startswith("memory.db.before-move-")
+    # Renamed aside, never merged nor deleted: the old file is as it was.
+    assert _digest(aside) == before
+    assert _sqlite_memories(aside) == 3
+    assert _sqlite_memories(database_file) == 4
+    assert entry.data[CONF_BACKEND] == BACKEND_SQLITE
+    assert CONF_DB_URL not in entry.data
+    assert entry_state(entry) is ConfigEntryState.LOADED
+    store = _store(entry)
+    assert isinstance(store, MemoryStore)
+    assert store.path == database_file
+    for text in (*TEXTS, "The boiler is serviced in March"):
+        assert await search_ids(hass, query=text)  # the new file holds them
+    assert await _pg_counts(url) == {  # PostgreSQL keeps its copy
+        "memories": 4,
+        "conversation_messages": 2,
+        "memory_vectors": 4,
+    }
+
+    # Again to the same database: it holds memories, so it is offered, not
+    # copied; another Home Assistant wrote one more meanwhile.
+    await _join(hass, entry, url)
+    for text in TEXTS:
+        assert moved[text] in await search_ids(hass, query=text)
     _no_secret(caplog=caplog)
+    assert await hass.config_entries.async_unload(entry.entry_id)
 
 
 async def test_a_failed_copy_keeps_the_old_backend(
@@ -425,20 +388,6 @@ def _aside_files(database_file: Path) -> list[str]:
     return [p.name for p in database_file.parent.iterdir() if "before-move" in p.name]
 
 
-async def test_the_driver_cannot_be_installed(hass: HomeAssistant) -> None:
-    """A system without asyncpg wheels: the flow says so instead of failing."""
-    result = await _postgresql_step(hass)
-    with patch(
-        "custom_components.memory.storage_flow.async_install_driver",
-        side_effect=RequirementsNotFound(DOMAIN, ["asyncpg"]),
-    ):
-        result = await hass.config_entries.flow.async_configure(
-            result["flow_id"], {CONF_DB_URL: "postgresql://u@127.0.0.1/x"}
-        )
-    assert result["type"] is FlowResultType.ABORT
-    assert result["reason"] == "driver_unavailable"
-
-
 async def test_failed_moves_back_keep_everything(
     hass: HomeAssistant,
     postgres_url: str,
@@ -446,38 +395,64 @@ async def test_failed_moves_back_keep_everything(
     database_file: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Unreadable tables or a server gone: the SQLite file is put back, nothing lost."""
+    """A table the copy cannot read, or a folder it cannot write: nothing lost.
+
+    The entry runs on PostgreSQL, its old SQLite file in the way of a copy
+    back; each failed copy puts that file back as it was and loads the
+    entry again on PostgreSQL, which still serves every memory.
+    """
     caplog.set_level(logging.DEBUG)
-    await _migrated(postgres_database)  # owned by the superuser
-    role = await _role(postgres_url)  # may connect, may not read them
-    url = role_url(postgres_database, role, SECRET)
-    entry = await _keyword_entry(hass)
-    ids = [await add(hass, text) for text in TEXTS]
-
     # Into a database whose tables this role may not read: a form error.
-    result = await _storage(hass, entry)
-    result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_BACKEND: BACKEND_POSTGRESQL, CONF_DB_URL: url}
-    )
-    assert result["errors"] == {"base": "pg_no_access"}
-    hass.config_entries.flow.async_abort(result["flow_id"])
-
-    gone = f"postgresql://{role}:{SECRET}@127.0.0.1:{await _closed_port()}/memory"
-    for db_url, cause in ((url, "permission denied"), (gone, "Error")):
-        data = {CONF_PROVIDER: PROVIDER_KEYWORD, CONF_BACKEND: BACKEND_POSTGRESQL}
-        hass.config_entries.async_update_entry(
-            entry, data={**data, CONF_DB_URL: db_url}
-        )
+    async with fresh_database(postgres_url) as unreadable:
+        await _migrated(unreadable)  # owned by the superuser
+        role = await _role(postgres_url)  # may connect, may not read them
+        entry = await _keyword_entry(hass)
+        await add(hass, TEXTS[0])
         result = await _storage(hass, entry)
-        result = await _submit_and_wait(hass, result, {CONF_BACKEND: BACKEND_SQLITE})
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"],
+            {
+                CONF_BACKEND: BACKEND_POSTGRESQL,
+                CONF_DB_URL: role_url(unreadable, role, SECRET),
+            },
+        )
+        assert result["errors"] == {"base": "pg_no_access"}
+        hass.config_entries.flow.async_abort(result["flow_id"])
+
+    url = await _owner_url(postgres_url, postgres_database)
+    result = await _submit_and_wait(
+        hass,
+        await _storage(hass, entry),
+        {CONF_BACKEND: BACKEND_POSTGRESQL, CONF_DB_URL: url},
+    )
+    assert result["reason"] == "moved_kept_sqlite"
+    ids = [*(r["id"] for r in await rows(url, "SELECT id FROM memories"))]
+    ids += [await add(hass, text) for text in TEXTS[1:]]
+    kept = _digest(database_file)
+    # The copy reads this table last: the SQLite side is written, then rolled back.
+    owner = urlsplit(url).username
+    revoke = f"REVOKE SELECT ON {_LAST_READ} FROM {owner}"  # noqa: S608 - fixed names
+    await _admin(postgres_database, revoke)
+    folder = database_file.parent
+    for cause in (f"permission denied for table {_LAST_READ}", "cannot create"):
+        result = await _submit_and_wait(
+            hass, await _storage(hass, entry), {CONF_BACKEND: BACKEND_SQLITE}
+        )
         assert result["reason"] == "move_failed"
         assert cause in _placeholders(result)["error"]
         _no_secret(result, caplog=caplog)
-        assert entry.data[CONF_DB_URL] == db_url  # still where it was
+        assert entry.data[CONF_DB_URL] == url  # still where it was
         assert entry_state(entry) is ConfigEntryState.LOADED
-        assert _aside_files(database_file) == []  # put back
+        assert isinstance(_store(entry), PostgresStore)
         for text, item in zip(TEXTS, ids, strict=True):
             assert item in await search_ids(hass, query=text)
+        if folder.is_dir():
+            assert _aside_files(database_file) == []  # put back
+            assert _digest(database_file) == kept
+            # The user removed the old folder, and a file took its name.
+            folder.rename(folder.with_name("memory.removed"))
+            folder.write_text("not a folder")
+    assert await hass.config_entries.async_unload(entry.entry_id)
 
 
 async def test_a_target_with_other_rows_is_refused(
@@ -519,8 +494,10 @@ async def test_back_to_sqlite_without_a_file(
             CONF_DB_URL: postgres_database,
         },
     )
-    entry.add_to_hass(hass)  # not loaded: no file yet on this branch
-    assert not database_file.exists()
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    assert isinstance(_store(entry), PostgresStore)
+    assert not database_file.exists()  # PostgreSQL needs no file
     result = await _storage(hass, entry)
     result = await _submit_and_wait(hass, result, {CONF_BACKEND: BACKEND_SQLITE})
     assert result["reason"] == "moved_kept_postgresql"
@@ -528,6 +505,9 @@ async def test_back_to_sqlite_without_a_file(
     assert entry.data == {CONF_PROVIDER: PROVIDER_KEYWORD, CONF_BACKEND: BACKEND_SQLITE}
     assert _sqlite_memories(database_file) == 0
     assert _aside_files(database_file) == []
+    store = _store(entry)
+    assert isinstance(store, MemoryStore)
+    assert store.path == database_file
 
 
 async def test_changing_the_provider_keeps_the_storage(
@@ -548,3 +528,6 @@ async def test_changing_the_provider_keeps_the_storage(
     assert result["reason"] == "reconfigure_successful"
     assert entry.data == {CONF_PROVIDER: PROVIDER_KEYWORD, **data}
     await hass.async_block_till_done()
+    # Reconfigure reloaded it: now on the server, which stays usable.
+    assert isinstance(_store(entry), PostgresStore)
+    assert await hass.config_entries.async_unload(entry.entry_id)
