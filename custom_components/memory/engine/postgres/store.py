@@ -7,13 +7,14 @@ asyncpg pool: `PostgresMemories`, `PostgresCuration`, `PostgresReads`,
 `store_exports`, `store_earlier`, `job_store` and `secret_checks` (the
 embedding queue's and its recheck's, claimed in an instance's name).
 
-Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
-after each of this store's committed writes, as SQLite's are, and when the
-feed hears another instance's write (or reconnects, when notices may have
-been lost); the feed leaves out this instance's own notices, so no write is
-told twice. Each store names itself with a random `instance`. Erase
-listeners (`add_erase_listener`) are awaited with the scopes that lost text
-for good: after this store's purges and moves to another scope, and, in a
+Listeners (`add_listener`, plain callables as `MemoryStore`'s; the
+machinery in `store_listeners`) are called after each of this store's
+committed writes, as SQLite's are, and when the feed hears another
+instance's write (or reconnects, when notices may have been lost); the
+feed leaves out this instance's own notices, so no write is told twice.
+Each store names itself with a random `instance`. Erase listeners
+(`add_erase_listener`) are awaited with the scopes that lost text for
+good: after this store's purges and moves to another scope, and, in a
 task of their own, when another instance's notice says it erased.
 
 Several instances' writes interleave: the parts lock what they change and
@@ -25,8 +26,7 @@ logged through `redact_url`.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 import logging
@@ -50,18 +50,12 @@ from ..models import (
     to_timestamp,
 )
 from ..search import MATCH_BUDGET
-from ..store import (
-    BrowsePage,
-    BrowseQuery,
-    EarlierConversation,
-    EarlierQuery,
-    EraseListener,
-)
+from ..store import BrowsePage, BrowseQuery, EarlierConversation, EarlierQuery
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
 from .job_store import PostgresJobs
 from .memories import PostgresMemories
-from .notify import Change, ChangeFeed
+from .notify import ChangeFeed
 from .reads import PostgresReads
 from .schema import migrate
 from .secret_checks import PostgresSecretChecks
@@ -69,6 +63,7 @@ from .server import check_server, redact_url
 from .store_browse import browse
 from .store_earlier import earlier_conversations
 from .store_exports import active_scopes, browse_all, count_changed
+from .store_listeners import StoreListeners
 from .store_vectors import StoreVectors
 from .vectors import register_vector
 
@@ -90,7 +85,7 @@ class _Parts:
     feed: ChangeFeed
 
 
-class PostgresStore:
+class PostgresStore(StoreListeners):
     """Stores, finds and forgets memories in one PostgreSQL database."""
 
     def __init__(
@@ -115,10 +110,7 @@ class PostgresStore:
         self.instance = instance or uuid.uuid4().hex
         self._pool_size = pool_size
         self._parts: _Parts | None = None
-        self._listeners: list[Callable[[], None]] = []
-        self._erase_listeners: list[EraseListener] = []
-        # Erase listeners' calls for other instances' notices, under way.
-        self._erasing: set[asyncio.Task[None]] = set()
+        super().__init__(self._scopes_with_memories)
         self._match_budget: int | None = None
 
     def __repr__(self) -> str:
@@ -206,69 +198,14 @@ class PostgresStore:
             return
         try:
             await parts.feed.stop()
-            for task in list(self._erasing):
-                task.cancel()
-            await asyncio.gather(*self._erasing, return_exceptions=True)
+            await self._stop_erasing()
         finally:
             await parts.pool.close()
 
-    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Call `listener` after every committed change, this store's or another's."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def changed(self) -> None:
-        """Tell the listeners a change was committed (the log's and queue's too)."""
-        self._changed()
-
-    def _changed(self) -> None:
-        """Tell the listeners that a change was committed."""
-        for listener in list(self._listeners):
-            listener()
-
-    def add_erase_listener(self, listener: EraseListener) -> Callable[[], None]:
-        """Await `listener` after every erase for good, this store's or another's."""
-        self._erase_listeners.append(listener)
-        return lambda: self._erase_listeners.remove(listener)
-
-    async def erased(self, scopes: Iterable[str]) -> None:
-        """Tell the erase listeners which scopes lost text for good."""
-        erased = frozenset(scopes)
-        if not erased:
-            return
-        for listener in list(self._erase_listeners):
-            await listener(erased)
-
-    def _heard(self, change: Change) -> None:
-        """Another instance wrote (or notices were lost): tell the listeners.
-
-        Text it erased for good (a purge, a move to another scope, purged
-        messages) goes to the erase listeners in a task of their own.
-        """
-        self._changed()
-        if change.erased and self._erase_listeners:
-            task = asyncio.get_running_loop().create_task(
-                self._erased_elsewhere(change.scopes)
-            )
-            self._erasing.add(task)
-            task.add_done_callback(self._erasing.discard)
-
-    async def _erased_elsewhere(self, scopes: frozenset[str] | None) -> None:
-        """Call the erase listeners for another instance's erase.
-
-        A notice with too many scopes to list names none: then every scope
-        that has memories is told.
-        """
-        try:
-            if scopes is None:
-                async with self._open().pool.acquire() as connection:
-                    records = await connection.fetch(
-                        "SELECT DISTINCT scope FROM memories"
-                    )
-                scopes = frozenset(str(record[0]) for record in records)
-            await self.erased(scopes)
-        except Exception:
-            _LOGGER.exception("An erase listener failed on another instance's erase")
+    async def _scopes_with_memories(self) -> frozenset[str]:
+        """Every scope that has a memory (told of an erase that names none)."""
+        records = await self._open().pool.fetch("SELECT DISTINCT scope FROM memories")
+        return frozenset(str(record[0]) for record in records)
 
     # -- the memories -------------------------------------------------------
 
