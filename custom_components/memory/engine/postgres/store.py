@@ -22,6 +22,14 @@ the one-active-twin index settles two adds of one fact. `cosine_scale`
 reads the server (a coroutine here). A reworded memory's vectors go after
 its reword commits (SQLite: in it). The URL's password is only ever
 logged through `redact_url`.
+
+Faults (`faults`): the pool is a `FaultPool`, so every call, and the log
+and queues built on `pool`, raise `DatabaseUnavailableError` when the
+server cannot be reached, drops or hangs past `command_timeout`; the
+store works again by itself once the server is back. `open` gives up
+after `timeout` seconds. `available` and `add_availability_listener`
+say when the server stops answering (a call failed on its connection, the
+feed cannot reconnect) and answers again.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 import logging
 import time
-from typing import Any, Final, Literal
+from typing import Final, Literal
 import uuid
 
 import numpy.typing as npt
@@ -53,19 +61,27 @@ from ..search import MATCH_BUDGET
 from ..store import BrowsePage, BrowseQuery, EarlierConversation, EarlierQuery
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
+from .faults import (
+    COMMAND_TIMEOUT,
+    CONNECT_TIMEOUT,
+    Availability,
+    AvailabilityListener,
+    FaultPool,
+    deadline,
+    open_pool,
+)
 from .job_store import PostgresJobs
 from .memories import PostgresMemories
 from .notify import ChangeFeed
 from .reads import PostgresReads
 from .schema import migrate
 from .secret_checks import PostgresSecretChecks
-from .server import check_server, redact_url
+from .server import redact_url
 from .store_browse import browse
 from .store_earlier import earlier_conversations
 from .store_exports import active_scopes, browse_all, count_changed
 from .store_listeners import StoreListeners
 from .store_vectors import StoreVectors
-from .vectors import register_vector
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -77,7 +93,7 @@ POOL_SIZE: Final = 4
 class _Parts:
     """What an open store holds."""
 
-    pool: Any
+    pool: FaultPool
     memories: PostgresMemories
     curation: PostgresCuration
     reads: PostgresReads
@@ -97,11 +113,15 @@ class PostgresStore(StoreListeners):
         language: str = DEFAULT_LANGUAGE,
         instance: str | None = None,
         pool_size: int = POOL_SIZE,
+        timeout: float = CONNECT_TIMEOUT,
+        command_timeout: float = COMMAND_TIMEOUT,
     ) -> None:
         """Hold the URL and settings; nothing connects until `open`.
 
         `instance` names this store in its change notices (default: a
-        random name), so that its feed can leave its own out.
+        random name), so that its feed can leave its own out. `timeout`
+        bounds `open` and each connection attempt, `command_timeout` each
+        query and each wait for a pooled connection (seconds).
         """
         self._url = url
         self._model = model
@@ -109,6 +129,9 @@ class PostgresStore(StoreListeners):
         self._language = language
         self.instance = instance or uuid.uuid4().hex
         self._pool_size = pool_size
+        self._timeout = timeout
+        self._command_timeout = command_timeout
+        self._availability = Availability(url)
         self._parts: _Parts | None = None
         super().__init__(self._scopes_with_memories)
         self._match_budget: int | None = None
@@ -130,9 +153,20 @@ class PostgresStore(StoreListeners):
         return self._model
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> FaultPool:
         """The open store's asyncpg pool: the conversation log and queue share it."""
         return self._open().pool
+
+    @property
+    def available(self) -> bool:
+        """Say whether the server answered the last call (or the feed is back)."""
+        return self._availability.available
+
+    def add_availability_listener(
+        self, listener: AvailabilityListener
+    ) -> Callable[[], None]:
+        """Call `listener(False)` when the server stops answering, `(True)` when back."""
+        return self._availability.add_listener(listener)
 
     def _open(self) -> _Parts:
         if self._parts is None:
@@ -142,28 +176,31 @@ class PostgresStore(StoreListeners):
     async def open(self) -> None:
         """Check the server, make the pool, migrate, load the index, listen.
 
-        A server the engine cannot use raises `DatabaseUnavailableError`
-        with `check_server`'s message (no password in it); a schema newer
-        than this code `DatabaseTooNewError`. Harmless when already open.
+        A server the engine cannot use, or that does not answer within
+        `timeout`, raises `DatabaseUnavailableError` with `check_server`'s
+        message (no password in it); a schema newer than this code
+        `DatabaseTooNewError`. Harmless when already open.
         """
         if self._parts is not None:
             return
-        import asyncpg  # noqa: PLC0415
-
-        check = await check_server(self._url)
-        if not check.ok:
-            raise DatabaseUnavailableError(check.message, path=redact_url(self._url))
-        pool = await asyncpg.create_pool(
-            self._url, min_size=1, max_size=self._pool_size, init=register_vector
-        )
+        pool: FaultPool | None = None
         try:
-            self._parts = await self._assemble(pool)
+            async with deadline(self._url, self._availability, self._timeout):
+                pool = await open_pool(
+                    self._url,
+                    self._availability,
+                    size=self._pool_size,
+                    timeout=self._timeout,
+                    command_timeout=self._command_timeout,
+                )
+                self._parts = await self._assemble(pool)
         except BaseException:
-            await pool.close()
+            if pool is not None:
+                await pool.close()
             raise
         _LOGGER.debug("Opened the memories on %s", redact_url(self._url))
 
-    async def _assemble(self, pool: Any) -> _Parts:
+    async def _assemble(self, pool: FaultPool) -> _Parts:
         """Migrate, make the parts over `pool` and start the change feed."""
         async with pool.acquire() as connection:
             try:
@@ -175,9 +212,13 @@ class PostgresStore(StoreListeners):
         await vectors.load()
         if self._match_budget is not None:
             vectors.search.match_budget = self._match_budget
-        feed = ChangeFeed(self._url, instance=instance, ignore_own=True)
+        feed = ChangeFeed(
+            self._url, instance=instance, ignore_own=True, timeout=self._timeout
+        )
         feed.add_listener(self._heard)
-        await feed.start()
+        feed.add_connection_listener(self._availability.set)
+        with pool.guard(connecting=True):
+            await feed.start()
         return _Parts(
             pool=pool,
             memories=PostgresMemories(
