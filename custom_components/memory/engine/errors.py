@@ -113,7 +113,11 @@ class DatabaseTooNewError(StoreError):
 
 
 class DatabaseUnavailableError(StoreError):
-    """The database file cannot be opened or written (permissions, disk)."""
+    """The database cannot be opened or written (permissions, disk).
+
+    On PostgreSQL: the server cannot be reached, or its connection dropped
+    or hung under a call (the message names host and port, no password).
+    """
 
     key = "database_unavailable"
 

@@ -20,7 +20,8 @@ instance's name, `secret_checks` the secret detector's recheck), its
 listeners told of its own writes and, through a `ChangeFeed`, of other
 instances'; `store_services`: the conversation log and digestion queue of
 either backend's store (`conversation_log`, `digest_queue`), the one way
-to get them.
+to get them; `faults`: the pool whose connection faults raise
+`DatabaseUnavailableError`, the store's availability.
 """
 
 from .bm25 import KeywordHit

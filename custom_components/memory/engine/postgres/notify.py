@@ -21,6 +21,9 @@ connection drops (the server restarts, `pg_terminate_backend`, a network
 cut the periodic ping notices), it reconnects with a growing delay; once
 back it tells the listeners `ChangeKind.RESYNC` (every scope, no ids):
 notices sent while it was away are lost, so they read everything again.
+Its connection listeners (`add_connection_listener`) hear False when an
+attempt to reconnect fails (the server is away, not just this
+connection) and True once it listens again.
 """
 
 from __future__ import annotations
@@ -168,6 +171,7 @@ class ChangeFeed:
         self._ping_every = ping_every
         self._timeout = timeout
         self._listeners: list[ChangeListener] = []
+        self._connection_listeners: list[Callable[[bool], None]] = []
         self._connection: Any = None
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -188,6 +192,21 @@ class ChangeFeed:
         """Call `listener` with every change heard; returns a remover."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def add_connection_listener(
+        self, listener: Callable[[bool], None]
+    ) -> Callable[[], None]:
+        """Call `listener(False)` when reconnecting fails, `(True)` once back."""
+        self._connection_listeners.append(listener)
+        return lambda: self._connection_listeners.remove(listener)
+
+    def _tell_connected(self, connected: bool) -> None:
+        """Tell the connection listeners; one that raises does not stop the others."""
+        for listener in list(self._connection_listeners):
+            try:
+                listener(connected)
+            except Exception:
+                _LOGGER.exception("A memory change feed connection listener failed")
 
     async def start(self) -> None:
         """Connect and listen (a first failure raises), then watch the connection."""
@@ -288,10 +307,12 @@ class ChangeFeed:
                     min(delay * 2, self._max_delay),
                 )
                 delay = min(delay * 2, self._max_delay)
+                self._tell_connected(False)
                 continue
             break
         self.reconnects += 1
         _LOGGER.info("The memory change feed reconnected to PostgreSQL")
+        self._tell_connected(True)
         self._deliver(Change(kind=ChangeKind.RESYNC))
 
     def _heard(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:

@@ -118,7 +118,7 @@ def _password(url: str) -> str | None:
     return parts.password if (parts := _parts(url)) else None
 
 
-def _scrub(text: str, url: str) -> str:
+def scrub(text: str, url: str) -> str:
     """Return `text` (an error's words) with the URL's password taken out."""
     text = redact_url(text)
     password = _password(url)
@@ -127,7 +127,7 @@ def _scrub(text: str, url: str) -> str:
     return text
 
 
-def _target(url: str) -> str:
+def server_name(url: str) -> str:
     """Name the server of `url` for a message: host and port, never more."""
     if (parts := _parts(url)) is None:
         return "the server"
@@ -203,12 +203,12 @@ async def _check_connected(connection: Any, url: str, seconds: float) -> ServerC
             f"CREATE EXTENSION IF NOT EXISTS {VECTOR}", timeout=seconds
         )
     except asyncpg.InsufficientPrivilegeError:
-        _LOGGER.debug("CREATE EXTENSION %s refused on %s", VECTOR, _target(url))
+        _LOGGER.debug("CREATE EXTENSION %s refused on %s", VECTOR, server_name(url))
         return _not_permitted(facts, url)
     except asyncpg.PostgresError as err:
-        reason = _scrub(str(err), url)
+        reason = scrub(str(err), url)
         _LOGGER.debug(
-            "CREATE EXTENSION %s failed on %s: %s", VECTOR, _target(url), reason
+            "CREATE EXTENSION %s failed on %s: %s", VECTOR, server_name(url), reason
         )
         return ServerCheck(
             ServerProblem.VECTOR_UNAVAILABLE,
@@ -216,7 +216,7 @@ async def _check_connected(connection: Any, url: str, seconds: float) -> ServerC
             f" added to {_database(url)}: {reason}.",
             server_version=facts.version,
         )
-    _LOGGER.debug("Created extension %s on %s", VECTOR, _target(url))
+    _LOGGER.debug("Created extension %s on %s", VECTOR, server_name(url))
     after = await _read_facts(connection, seconds)
     # Installed now, so classify judges; were it not, it still may not be added.
     return classify(after) or _not_permitted(after, url)
@@ -231,11 +231,11 @@ def _invalid_url() -> ServerCheck:
     )
 
 
-def _connect_failure(err: BaseException, url: str, timeout: float) -> ServerCheck:
+def connect_failure(err: BaseException, url: str, timeout: float) -> ServerCheck:
     """Name what a failed connection attempt says."""
     import asyncpg  # noqa: PLC0415
 
-    target = _target(url)
+    target = server_name(url)
     if isinstance(err, ValueError):  # asyncpg's ClientConfigurationError too
         return _invalid_url()
     if isinstance(
@@ -260,7 +260,7 @@ def _connect_failure(err: BaseException, url: str, timeout: float) -> ServerChec
         )
     return ServerCheck(
         ServerProblem.CANNOT_CONNECT,
-        f"Cannot reach PostgreSQL at {target}: {_scrub(str(err), url) or type(err).__name__}.",
+        f"Cannot reach PostgreSQL at {target}: {scrub(str(err), url) or type(err).__name__}.",
     )
 
 
@@ -269,15 +269,15 @@ async def check_server(url: str, *, timeout: float = 10.0) -> ServerCheck:  # no
 
     Creates the `vector` extension in the database when pgvector is on the
     server but not yet in the database and the role may create it.
-    `timeout` bounds the connection and each query (asyncpg takes it per
-    step, hence a parameter rather than the caller's `asyncio.timeout`).
+    `timeout` bounds the connection, then the check's queries together,
+    then the close (a server that hangs gives `CANNOT_CONNECT`).
     """
     import asyncpg  # noqa: PLC0415
 
     if not _SCHEME.match(url) or url.partition("://")[0].lower() not in SCHEMES:
         _LOGGER.debug("Not a PostgreSQL URL: %s", redact_url(url)[:80])
         return _invalid_url()
-    target = _target(url)
+    target = server_name(url)
     try:
         async with asyncio.timeout(timeout):
             connection = await asyncpg.connect(url, timeout=timeout)
@@ -292,11 +292,12 @@ async def check_server(url: str, *, timeout: float = 10.0) -> ServerCheck:  # no
             "Connecting to %s failed: %s: %s",
             target,
             type(err).__name__,
-            _scrub(str(err), url),
+            scrub(str(err), url),
         )
-        return _connect_failure(err, url, timeout)
+        return connect_failure(err, url, timeout)
     try:
-        check = await _check_connected(connection, url, timeout)
+        async with asyncio.timeout(timeout):
+            check = await _check_connected(connection, url, timeout)
     except (
         asyncpg.PostgresError,
         asyncpg.InterfaceError,
@@ -307,11 +308,15 @@ async def check_server(url: str, *, timeout: float = 10.0) -> ServerCheck:  # no
             "Checking %s failed: %s: %s",
             target,
             type(err).__name__,
-            _scrub(str(err), url),
+            scrub(str(err), url),
         )
-        check = ServerCheck(
-            ServerProblem.CANNOT_CONNECT,
-            f"{target} answered the check with an error: {_scrub(str(err), url)}.",
+        check = (
+            connect_failure(err, url, timeout)
+            if isinstance(err, TimeoutError)
+            else ServerCheck(
+                ServerProblem.CANNOT_CONNECT,
+                f"{target} answered the check with an error: {scrub(str(err), url)}.",
+            )
         )
     finally:
         # asyncpg aborts the connection itself when a polite close fails.

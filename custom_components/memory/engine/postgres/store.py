@@ -7,13 +7,14 @@ asyncpg pool: `PostgresMemories`, `PostgresCuration`, `PostgresReads`,
 `store_exports`, `store_earlier`, `job_store` and `secret_checks` (the
 embedding queue's and its recheck's, claimed in an instance's name).
 
-Listeners (`add_listener`, plain callables as `MemoryStore`'s) are called
-after each of this store's committed writes, as SQLite's are, and when the
-feed hears another instance's write (or reconnects, when notices may have
-been lost); the feed leaves out this instance's own notices, so no write is
-told twice. Each store names itself with a random `instance`. Erase
-listeners (`add_erase_listener`) are awaited with the scopes that lost text
-for good: after this store's purges and moves to another scope, and, in a
+Listeners (`add_listener`, plain callables as `MemoryStore`'s; the
+machinery in `store_listeners`) are called after each of this store's
+committed writes, as SQLite's are, and when the feed hears another
+instance's write (or reconnects, when notices may have been lost); the
+feed leaves out this instance's own notices, so no write is told twice.
+Each store names itself with a random `instance`. Erase listeners
+(`add_erase_listener`) are awaited with the scopes that lost text for
+good: after this store's purges and moves to another scope, and, in a
 task of their own, when another instance's notice says it erased.
 
 Several instances' writes interleave: the parts lock what they change and
@@ -21,17 +22,24 @@ the one-active-twin index settles two adds of one fact. `cosine_scale`
 reads the server (a coroutine here). A reworded memory's vectors go after
 its reword commits (SQLite: in it). The URL's password is only ever
 logged through `redact_url`.
+
+Faults (`faults`): the pool is a `FaultPool`, so every call, and the log
+and queues built on `pool`, raise `DatabaseUnavailableError` when the
+server cannot be reached, drops or hangs past `command_timeout`; the
+store works again by itself once the server is back. `open` gives up
+after `timeout` seconds. `available` and `add_availability_listener`
+say when the server stops answering (a call failed on its connection, the
+feed cannot reconnect) and answers again.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 import logging
 import time
-from typing import Any, Final, Literal
+from typing import Final, Literal
 import uuid
 
 import numpy.typing as npt
@@ -50,27 +58,30 @@ from ..models import (
     to_timestamp,
 )
 from ..search import MATCH_BUDGET
-from ..store import (
-    BrowsePage,
-    BrowseQuery,
-    EarlierConversation,
-    EarlierQuery,
-    EraseListener,
-)
+from ..store import BrowsePage, BrowseQuery, EarlierConversation, EarlierQuery
 from ..vectors import Scale, as_unit_vectors
 from .curation import PostgresCuration
+from .faults import (
+    COMMAND_TIMEOUT,
+    CONNECT_TIMEOUT,
+    Availability,
+    AvailabilityListener,
+    FaultPool,
+    deadline,
+    open_pool,
+)
 from .job_store import PostgresJobs
 from .memories import PostgresMemories
-from .notify import Change, ChangeFeed
+from .notify import ChangeFeed
 from .reads import PostgresReads
 from .schema import migrate
 from .secret_checks import PostgresSecretChecks
-from .server import check_server, redact_url
+from .server import redact_url
 from .store_browse import browse
 from .store_earlier import earlier_conversations
 from .store_exports import active_scopes, browse_all, count_changed
+from .store_listeners import StoreListeners
 from .store_vectors import StoreVectors
-from .vectors import register_vector
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -82,7 +93,7 @@ POOL_SIZE: Final = 4
 class _Parts:
     """What an open store holds."""
 
-    pool: Any
+    pool: FaultPool
     memories: PostgresMemories
     curation: PostgresCuration
     reads: PostgresReads
@@ -90,7 +101,7 @@ class _Parts:
     feed: ChangeFeed
 
 
-class PostgresStore:
+class PostgresStore(StoreListeners):
     """Stores, finds and forgets memories in one PostgreSQL database."""
 
     def __init__(
@@ -102,11 +113,15 @@ class PostgresStore:
         language: str = DEFAULT_LANGUAGE,
         instance: str | None = None,
         pool_size: int = POOL_SIZE,
+        timeout: float = CONNECT_TIMEOUT,
+        command_timeout: float = COMMAND_TIMEOUT,
     ) -> None:
         """Hold the URL and settings; nothing connects until `open`.
 
         `instance` names this store in its change notices (default: a
-        random name), so that its feed can leave its own out.
+        random name), so that its feed can leave its own out. `timeout`
+        bounds `open` and each connection attempt, `command_timeout` each
+        query and each wait for a pooled connection (seconds).
         """
         self._url = url
         self._model = model
@@ -114,11 +129,11 @@ class PostgresStore:
         self._language = language
         self.instance = instance or uuid.uuid4().hex
         self._pool_size = pool_size
+        self._timeout = timeout
+        self._command_timeout = command_timeout
+        self._availability = Availability(url)
         self._parts: _Parts | None = None
-        self._listeners: list[Callable[[], None]] = []
-        self._erase_listeners: list[EraseListener] = []
-        # Erase listeners' calls for other instances' notices, under way.
-        self._erasing: set[asyncio.Task[None]] = set()
+        super().__init__(self._scopes_with_memories)
         self._match_budget: int | None = None
 
     def __repr__(self) -> str:
@@ -138,9 +153,20 @@ class PostgresStore:
         return self._model
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> FaultPool:
         """The open store's asyncpg pool: the conversation log and queue share it."""
         return self._open().pool
+
+    @property
+    def available(self) -> bool:
+        """Say whether the server answered the last call (or the feed is back)."""
+        return self._availability.available
+
+    def add_availability_listener(
+        self, listener: AvailabilityListener
+    ) -> Callable[[], None]:
+        """Call `listener(False)` when the server stops answering, `(True)` when back."""
+        return self._availability.add_listener(listener)
 
     def _open(self) -> _Parts:
         if self._parts is None:
@@ -150,28 +176,31 @@ class PostgresStore:
     async def open(self) -> None:
         """Check the server, make the pool, migrate, load the index, listen.
 
-        A server the engine cannot use raises `DatabaseUnavailableError`
-        with `check_server`'s message (no password in it); a schema newer
-        than this code `DatabaseTooNewError`. Harmless when already open.
+        A server the engine cannot use, or that does not answer within
+        `timeout`, raises `DatabaseUnavailableError` with `check_server`'s
+        message (no password in it); a schema newer than this code
+        `DatabaseTooNewError`. Harmless when already open.
         """
         if self._parts is not None:
             return
-        import asyncpg  # noqa: PLC0415
-
-        check = await check_server(self._url)
-        if not check.ok:
-            raise DatabaseUnavailableError(check.message, path=redact_url(self._url))
-        pool = await asyncpg.create_pool(
-            self._url, min_size=1, max_size=self._pool_size, init=register_vector
-        )
+        pool: FaultPool | None = None
         try:
-            self._parts = await self._assemble(pool)
+            async with deadline(self._url, self._availability, self._timeout):
+                pool = await open_pool(
+                    self._url,
+                    self._availability,
+                    size=self._pool_size,
+                    timeout=self._timeout,
+                    command_timeout=self._command_timeout,
+                )
+                self._parts = await self._assemble(pool)
         except BaseException:
-            await pool.close()
+            if pool is not None:
+                await pool.close()
             raise
         _LOGGER.debug("Opened the memories on %s", redact_url(self._url))
 
-    async def _assemble(self, pool: Any) -> _Parts:
+    async def _assemble(self, pool: FaultPool) -> _Parts:
         """Migrate, make the parts over `pool` and start the change feed."""
         async with pool.acquire() as connection:
             try:
@@ -183,9 +212,13 @@ class PostgresStore:
         await vectors.load()
         if self._match_budget is not None:
             vectors.search.match_budget = self._match_budget
-        feed = ChangeFeed(self._url, instance=instance, ignore_own=True)
+        feed = ChangeFeed(
+            self._url, instance=instance, ignore_own=True, timeout=self._timeout
+        )
         feed.add_listener(self._heard)
-        await feed.start()
+        feed.add_connection_listener(self._availability.set)
+        with pool.guard(connecting=True):
+            await feed.start()
         return _Parts(
             pool=pool,
             memories=PostgresMemories(
@@ -206,69 +239,14 @@ class PostgresStore:
             return
         try:
             await parts.feed.stop()
-            for task in list(self._erasing):
-                task.cancel()
-            await asyncio.gather(*self._erasing, return_exceptions=True)
+            await self._stop_erasing()
         finally:
             await parts.pool.close()
 
-    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Call `listener` after every committed change, this store's or another's."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def changed(self) -> None:
-        """Tell the listeners a change was committed (the log's and queue's too)."""
-        self._changed()
-
-    def _changed(self) -> None:
-        """Tell the listeners that a change was committed."""
-        for listener in list(self._listeners):
-            listener()
-
-    def add_erase_listener(self, listener: EraseListener) -> Callable[[], None]:
-        """Await `listener` after every erase for good, this store's or another's."""
-        self._erase_listeners.append(listener)
-        return lambda: self._erase_listeners.remove(listener)
-
-    async def erased(self, scopes: Iterable[str]) -> None:
-        """Tell the erase listeners which scopes lost text for good."""
-        erased = frozenset(scopes)
-        if not erased:
-            return
-        for listener in list(self._erase_listeners):
-            await listener(erased)
-
-    def _heard(self, change: Change) -> None:
-        """Another instance wrote (or notices were lost): tell the listeners.
-
-        Text it erased for good (a purge, a move to another scope, purged
-        messages) goes to the erase listeners in a task of their own.
-        """
-        self._changed()
-        if change.erased and self._erase_listeners:
-            task = asyncio.get_running_loop().create_task(
-                self._erased_elsewhere(change.scopes)
-            )
-            self._erasing.add(task)
-            task.add_done_callback(self._erasing.discard)
-
-    async def _erased_elsewhere(self, scopes: frozenset[str] | None) -> None:
-        """Call the erase listeners for another instance's erase.
-
-        A notice with too many scopes to list names none: then every scope
-        that has memories is told.
-        """
-        try:
-            if scopes is None:
-                async with self._open().pool.acquire() as connection:
-                    records = await connection.fetch(
-                        "SELECT DISTINCT scope FROM memories"
-                    )
-                scopes = frozenset(str(record[0]) for record in records)
-            await self.erased(scopes)
-        except Exception:
-            _LOGGER.exception("An erase listener failed on another instance's erase")
+    async def _scopes_with_memories(self) -> frozenset[str]:
+        """Every scope that has a memory (told of an erase that names none)."""
+        records = await self._open().pool.fetch("SELECT DISTINCT scope FROM memories")
+        return frozenset(str(record[0]) for record in records)
 
     # -- the memories -------------------------------------------------------
 

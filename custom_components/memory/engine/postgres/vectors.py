@@ -61,6 +61,9 @@ TABLE_LOCK: Final = 0x6D656D76656354
 # ~10 ms (p50 3-4 ms at 10k, 9.5 ms at 20k) and is exact; at 100k it
 # takes 55-80 ms against HNSW's 4-10 ms (bench/pg_vectors.py).
 HNSW_THRESHOLD: Final = 20_000
+# Seconds an HNSW build may take: past the store's per-query bound
+# (`faults.COMMAND_TIMEOUT`), on a small board with many rows.
+BUILD_TIMEOUT: Final = 600.0
 # 16 neighbours a node (32 on the bottom layer), pgvector's default, and a
 # candidate list of 128 while building, twice the default: on
 # bench/engine.py's 100k vectors the default graph (64) reached recall@10
@@ -350,7 +353,8 @@ class PgVectorIndex:
                 f"CREATE INDEX IF NOT EXISTS {self._index} ON {TABLE}"
                 f" USING hnsw (embedding vector_cosine_ops)"
                 f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
-                f" WHERE {self._where}"
+                f" WHERE {self._where}",
+                timeout=BUILD_TIMEOUT,
             )
         self._indexed = True
 
