@@ -23,6 +23,7 @@ from .engine.errors import (
     DatabaseFullError,
     DatabaseGoneError,
     DatabaseReadOnlyError,
+    DatabaseUnavailableError,
     ExportNotErasedError,
     InvalidInputError,
     StoreError,
@@ -48,6 +49,13 @@ def store_error(err: StoreError) -> HomeAssistantError:
             translation_domain=DOMAIN,
             translation_key=err.key,
             translation_placeholders=err.placeholders,
+        )
+    if isinstance(err, DatabaseUnavailableError):
+        # A PostgreSQL server gone or hung: its message names host and port.
+        return HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="memory_server_unavailable",
+            translation_placeholders={"error": str(err)},
         )
     if isinstance(err, _OWN_MESSAGE):
         return HomeAssistantError(
