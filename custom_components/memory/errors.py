@@ -23,9 +23,9 @@ from .engine.errors import (
     DatabaseFullError,
     DatabaseGoneError,
     DatabaseReadOnlyError,
-    DatabaseUnavailableError,
     ExportNotErasedError,
     InvalidInputError,
+    ServerUnavailableError,
     StoreError,
     database_error,
 )
@@ -37,6 +37,8 @@ _OWN_MESSAGE = (
     DatabaseGoneError,
     DatabaseFailedError,
     ExportNotErasedError,
+    # A PostgreSQL server away: passing, the store reconnects by itself.
+    ServerUnavailableError,
 )
 
 type ActionHandler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]
@@ -49,13 +51,6 @@ def store_error(err: StoreError) -> HomeAssistantError:
             translation_domain=DOMAIN,
             translation_key=err.key,
             translation_placeholders=err.placeholders,
-        )
-    if isinstance(err, DatabaseUnavailableError):
-        # A PostgreSQL server gone or hung: its message names host and port.
-        return HomeAssistantError(
-            translation_domain=DOMAIN,
-            translation_key="memory_server_unavailable",
-            translation_placeholders={"error": str(err)},
         )
     if isinstance(err, _OWN_MESSAGE):
         return HomeAssistantError(
