@@ -8,7 +8,8 @@ repair names the server without its password, digestion's failed pass is
 logged at DEBUG only. Restored: everything works
 again without a reload, the issue goes, every memory added before the cut
 is there. Hung: a call fails within the store's bounds (made short here
-through `backend`'s constants), not never. No log record at any level
+through `backend`'s constants), not never. Unloading withdraws the
+issue; a store already away when watched has it at once. No log record at any level
 holds the password, none at INFO or above a memory's text.
 """
 
@@ -30,7 +31,11 @@ from pytest_homeassistant_custom_component.common import (
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.memory import backend
-from custom_components.memory.availability import ISSUE_POSTGRESQL_UNAVAILABLE
+from custom_components.memory.availability import (
+    ISSUE_POSTGRESQL_UNAVAILABLE,
+    async_watch_availability,
+    outage_level,
+)
 from custom_components.memory.const import DOMAIN
 from custom_components.memory.engine.postgres import PostgresStore, redact_url
 from tests.tcp_proxy import TcpProxy
@@ -210,3 +215,23 @@ async def test_unloading_withdraws_the_issue(
     assert _issue(hass) is None
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
+
+
+async def test_watching_a_store_already_away_raises_the_issue_at_once(
+    hass: HomeAssistant, entry: MockConfigEntry, proxy: TcpProxy
+) -> None:
+    """A store that lost its server before it is watched has the issue at once."""
+    store = entry.runtime_data.store
+    assert isinstance(store, PostgresStore)
+    assert outage_level(store) == logging.WARNING
+    await proxy.cut()
+    await _fails(hass, "search", {"query": "nuts"})
+    assert outage_level(store) == logging.DEBUG
+    ir.async_delete_issue(hass, DOMAIN, ISSUE_POSTGRESQL_UNAVAILABLE)
+    watched = MockConfigEntry(domain=DOMAIN, data=dict(entry.data))
+    async_watch_availability(hass, watched, store)
+    assert _issue(hass) is not None
+    await proxy.restore()
+    await call(hass, "search", {"query": "nuts"})
+    await hass.async_block_till_done()
+    assert _issue(hass) is None
