@@ -14,6 +14,7 @@ from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 
 from .ai_task import AITaskClient
+from .availability import async_watch_availability
 from .backend import async_open_store, database_path, uses_postgresql
 from .capture import ConversationCapture
 from .const import DOMAIN, EXPIRE_INTERVAL_SECONDS
@@ -63,6 +64,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
         await store.close()
 
     entry.async_on_unload(_close)
+    # PostgreSQL: a repair issue while the server is away (not SQLite).
+    async_watch_availability(hass, entry, store)
     await coordinator.async_config_entry_first_refresh()
     entry.async_on_unload(store.add_listener(coordinator.async_store_changed))
     # Queues memories without vectors; its worker starts once platforms are up.

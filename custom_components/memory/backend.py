@@ -56,6 +56,11 @@ POSTGRES_REQUIREMENTS: Final = ["asyncpg==0.32.0"]
 
 # Longest set-up waits for a PostgreSQL server before Home Assistant retries.
 OPEN_TIMEOUT: Final = 10.0
+# A loaded store's bounds (seconds): each connection attempt, and each query
+# or wait for a pooled connection; past them a call is `DatabaseUnavailableError`.
+# Constants, not options: tests make them short.
+CONNECT_TIMEOUT: Final = 10.0
+COMMAND_TIMEOUT: Final = 30.0
 
 
 def entry_backend(data: Mapping[str, Any]) -> str:
@@ -152,6 +157,8 @@ async def _async_open_postgres(
         clock=_clock,
         language=hass.config.language,
         instance=await async_instance_name(hass),
+        timeout=CONNECT_TIMEOUT,
+        command_timeout=COMMAND_TIMEOUT,
     )
     import asyncpg  # noqa: PLC0415 - installed on demand, above
 

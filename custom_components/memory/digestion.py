@@ -38,6 +38,7 @@ import probatio
 
 from .access import scope_label
 from .ai_task import AITaskClient, AITaskFailed, AITaskRateLimited, AITaskUnavailable
+from .availability import outage_level
 from .backend import engine_store
 from .const import (
     CONF_DIGEST_IDLE_MINUTES,
@@ -261,7 +262,11 @@ class Digestion(BackgroundWorker):
                     if result.reason in ("unavailable", "rate_limited"):
                         return True  # the others would wait for the same
         except DATABASE_ERRORS as err:
-            LOGGER.warning("Digestion could not read the conversation log: %s", err)
+            LOGGER.log(
+                outage_level(self._store),
+                "Digestion could not read the conversation log: %s",
+                err,
+            )
         finally:
             await self._refresh()
         return False

@@ -28,6 +28,7 @@ from homeassistant.helpers.update_coordinator import DataUpdateCoordinator
 from homeassistant.requirements import RequirementsNotFound, async_process_requirements
 from homeassistant.util import dt as dt_util
 
+from .availability import outage_level
 from .const import (
     CONF_DIMENSIONS,
     CONF_MODEL,
@@ -206,6 +207,7 @@ class EmbeddingRuntime(BackgroundWorker):
         self.hass = hass
         self.entry = entry
         self.provider = provider
+        self._store = store
         model = store_model(entry.data)
         assert model is not None  # noqa: S101 - only built for a provider
 
@@ -284,7 +286,11 @@ class EmbeddingRuntime(BackgroundWorker):
                 delay = await self.queue.run_once()
                 counts = await self.queue.status()
             except DATABASE_ERRORS as err:
-                LOGGER.warning("Embedding work failed, retrying later: %s", err)
+                LOGGER.log(
+                    outage_level(self._store),
+                    "Embedding work failed, retrying later: %s",
+                    err,
+                )
                 delay = _WORKER_RETRY_SECONDS
                 # The entities show as unavailable until the next good pass.
                 self.coordinator.async_set_update_error(err)

@@ -25,6 +25,7 @@ from .engine.errors import (
     DatabaseReadOnlyError,
     ExportNotErasedError,
     InvalidInputError,
+    ServerUnavailableError,
     StoreError,
     database_error,
 )
@@ -36,6 +37,8 @@ _OWN_MESSAGE = (
     DatabaseGoneError,
     DatabaseFailedError,
     ExportNotErasedError,
+    # A PostgreSQL server away: passing, the store reconnects by itself.
+    ServerUnavailableError,
 )
 
 type ActionHandler = Callable[[ServiceCall], Coroutine[Any, Any, ServiceResponse]]

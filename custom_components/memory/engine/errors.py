@@ -122,6 +122,16 @@ class DatabaseUnavailableError(StoreError):
     key = "database_unavailable"
 
 
+class ServerUnavailableError(DatabaseUnavailableError):
+    """A PostgreSQL server that cannot be reached, or dropped or hung a call.
+
+    Passing: the same store works again once the server answers. The
+    message names host and port only.
+    """
+
+    key = "memory_server_unavailable"
+
+
 class ExportNotErasedError(StoreError):
     """Erased from the database, but an export file still holds the text.
 

@@ -172,7 +172,7 @@ async def test_a_digestion_notice_names_its_row_and_scope(
     assert changes == [
         Change(
             kind=ChangeKind.DIGESTION_CHANGED,
-            instance=first.instance,
+            instance=first.sender,
             scopes=frozenset({"person.ben"}),
             ids=(row,),
         )

@@ -83,7 +83,7 @@ async def test_each_backend_gets_its_own_log_and_queue(backend: Side) -> None:
         assert isinstance(backend.store, PostgresStore)
         assert isinstance(backend.log, PostgresConversationLog)
         assert isinstance(backend.queue, PostgresDigestQueue)
-        assert backend.log.instance == backend.store.instance
+        assert backend.log.instance == backend.store.sender
         assert backend.queue.instance == backend.store.instance
     else:
         assert isinstance(backend.store, MemoryStore)

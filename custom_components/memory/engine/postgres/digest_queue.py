@@ -102,14 +102,19 @@ class PostgresDigestQueue:
         instance: str,
         lease: float = LEASE_SECONDS,
         changed: Callable[[], None] | None = None,
+        sender: str | None = None,
     ) -> None:
         """Hold an asyncpg pool and this instance's name (unique per Home Assistant).
+
+        `sender` names this queue in its change notices (its store's
+        `sender`; default `instance`).
 
         `changed` is called after each state change commits (a store's
         `changed`: its listeners, as SQLite's queue tells its database's).
         """
         self._pool = pool
         self.instance = instance
+        self._sender = instance if sender is None else sender
         self.lease = lease
         self._changed = changed or (lambda: None)
 
@@ -317,7 +322,7 @@ class PostgresDigestQueue:
             await notify(
                 connection,
                 ChangeKind.DIGESTION_CHANGED,
-                instance=self.instance,
+                instance=self._sender,
                 scopes=(str(scope),),
                 ids=(row_id,),
             )

@@ -4,8 +4,9 @@
 is built on `PostgresStore.pool` (memories, search, the conversation log,
 the digestion and embedding queues...) gets it, so a fault is translated
 in one place. Its `acquire()` context and its direct `fetch`, `fetchrow`,
-`fetchval`, `execute` and `executemany` raise `DatabaseUnavailableError`
-(a `StoreError`, with no password in its message) instead of asyncpg's
+`fetchval`, `execute` and `executemany` raise `ServerUnavailableError`
+(a `DatabaseUnavailableError` whose own key says the server is away for
+now, with no password in its message) instead of asyncpg's
 connection errors, `OSError` or a bare `TimeoutError`: when a connection
 cannot be made (any failure then: refused, timed out, a changed
 password, a dropped database) or one drops or hangs under a call
@@ -41,7 +42,7 @@ import logging
 from types import TracebackType
 from typing import Any, Final
 
-from ..errors import DatabaseUnavailableError
+from ..errors import ServerUnavailableError
 from .server import check_server, connect_failure, redact_url, scrub, server_name
 from .vectors import register_vector
 
@@ -78,7 +79,7 @@ def is_connection_error(err: BaseException) -> bool:
 
 def unavailable(
     err: BaseException, url: str, *, timeout: float, connecting: bool
-) -> DatabaseUnavailableError:
+) -> ServerUnavailableError:
     """Say what a fault means, naming the server by host and port only."""
     target = server_name(url)
     if isinstance(err, TimeoutError):
@@ -88,7 +89,7 @@ def unavailable(
     else:
         reason = scrub(str(err), url) or type(err).__name__
         message = f"Lost the connection to PostgreSQL at {target}: {reason}."
-    return DatabaseUnavailableError(message, path=redact_url(url), error=message)
+    return ServerUnavailableError(message, path=redact_url(url), error=message)
 
 
 class Availability:
@@ -260,7 +261,7 @@ async def open_pool(
     check = await check_server(url, timeout=timeout)
     if not check.ok:
         availability.set(False)
-        raise DatabaseUnavailableError(
+        raise ServerUnavailableError(
             check.message, path=redact_url(url), error=check.message
         )
     faulty = FaultPool(None, url, availability, timeout=timeout)

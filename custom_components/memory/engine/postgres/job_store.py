@@ -83,7 +83,7 @@ class PostgresJobs:
     def __init__(self, pool: Any, instance: str, writer: str | None = None) -> None:
         """Hold the store's pool (vector codec registered) and the claimant.
 
-        `writer` (the store's instance; default the claimant) names the
+        `writer` (the store's `sender`; default the claimant) names the
         writer in the `EMBEDDINGS_READY` notice `mark_ready` sends.
         """
         self._pool = pool

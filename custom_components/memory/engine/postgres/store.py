@@ -11,8 +11,10 @@ Listeners (`add_listener`, plain callables as `MemoryStore`'s; the
 machinery in `store_listeners`) are called after each of this store's
 committed writes, as SQLite's are, and when the feed hears another
 instance's write (or reconnects, when notices may have been lost); the
-feed leaves out this instance's own notices, so no write is told twice.
-Each store names itself with a random `instance`. Erase listeners
+feed leaves out this store's own notices, so no write is told twice.
+Notices name their store by `sender`, random for each store; claims go
+by `instance` (stable: a Home Assistant's), so two installs cloned from
+one backup share claims yet hear each other's writes. Erase listeners
 (`add_erase_listener`) are awaited with the scopes that lost text for
 good: after this store's purges and moves to another scope, and, in a
 task of their own, when another instance's notice says it erased.
@@ -118,8 +120,11 @@ class PostgresStore(StoreListeners):
     ) -> None:
         """Hold the URL and settings; nothing connects until `open`.
 
-        `instance` names this store in its change notices (default: a
-        random name), so that its feed can leave its own out. `timeout`
+        `instance` is the stable name claims are made in (embedding jobs,
+        digestion; default: a random name). Change notices carry `sender`
+        instead, random for each store, so that its feed leaves out only
+        its own: two Home Assistants with one instance id (one restored
+        from the other's backup) still hear each other. `timeout`
         bounds `open` and each connection attempt, `command_timeout` each
         query and each wait for a pooled connection (seconds).
         """
@@ -128,6 +133,7 @@ class PostgresStore(StoreListeners):
         self._clock = clock
         self._language = language
         self.instance = instance or uuid.uuid4().hex
+        self.sender = uuid.uuid4().hex
         self._pool_size = pool_size
         self._timeout = timeout
         self._command_timeout = command_timeout
@@ -207,13 +213,13 @@ class PostgresStore(StoreListeners):
                 await migrate(connection)
             except RuntimeError as err:
                 raise DatabaseTooNewError(str(err), path="") from err
-        clock, language, instance = self._clock, self._language, self.instance
-        vectors = StoreVectors(pool, self._model, instance, language, clock)
+        clock, language, sender = self._clock, self._language, self.sender
+        vectors = StoreVectors(pool, self._model, sender, language, clock)
         await vectors.load()
         if self._match_budget is not None:
             vectors.search.match_budget = self._match_budget
         feed = ChangeFeed(
-            self._url, instance=instance, ignore_own=True, timeout=self._timeout
+            self._url, instance=sender, ignore_own=True, timeout=self._timeout
         )
         feed.add_listener(self._heard)
         feed.add_connection_listener(self._availability.set)
@@ -222,10 +228,10 @@ class PostgresStore(StoreListeners):
         return _Parts(
             pool=pool,
             memories=PostgresMemories(
-                pool, language=language, clock=clock, instance=instance
+                pool, language=language, clock=clock, instance=sender
             ),
             curation=PostgresCuration(
-                pool, language=language, clock=clock, instance=instance
+                pool, language=language, clock=clock, instance=sender
             ),
             reads=PostgresReads(pool),
             vectors=vectors,
@@ -425,7 +431,7 @@ class PostgresStore(StoreListeners):
 
     def embedding_jobs(self, instance: str) -> PostgresJobs:
         """Return the embedding jobs for a queue that claims as `instance`."""
-        return PostgresJobs(self._open().pool, instance, self.instance)
+        return PostgresJobs(self._open().pool, instance, self.sender)
 
     def secret_checks(self) -> PostgresSecretChecks:
         """Return the tables the secret detector's recheck reads and writes."""

@@ -10,12 +10,12 @@ engine asks which backend it runs on. Here, in the postgres room, because
 never import this one). Build them once the store is open: the PostgreSQL
 ones hold its pool.
 
-On PostgreSQL the log names itself with the store's `instance` (the
+On PostgreSQL the log names itself with the store's `sender` (the
 store's feed leaves its notices out, as its own), so each write calls the
 store's `changed` (its listeners) after it commits and an erase then
 awaits its `erased` (its erase listeners), as SQLite's `ConversationLog`
 and `DigestQueue` tell theirs through the database. The queue claims with
-the same name, so two Home Assistants on one database never digest one
+the store's `instance` (and notifies as its `sender`), so two Home Assistants on one database never digest one
 conversation twice. The log searches the store's model's message vectors.
 """
 
@@ -40,7 +40,7 @@ def conversation_log(store: AnyStore) -> AnyConversationLog:
             store.pool,
             language=store.language,
             model=store.model,
-            instance=store.instance,
+            instance=store.sender,
             erased=store.erased,
             changed=store.changed,
         )
@@ -51,6 +51,9 @@ def digest_queue(store: AnyStore) -> AnyDigestQueue:
     """Return the digestion queue of an open store's database."""
     if isinstance(store, PostgresStore):
         return PostgresDigestQueue(
-            store.pool, instance=store.instance, changed=store.changed
+            store.pool,
+            instance=store.instance,
+            sender=store.sender,
+            changed=store.changed,
         )
     return DigestQueue(store)
