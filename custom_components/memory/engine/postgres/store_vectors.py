@@ -6,7 +6,9 @@ stores (`vectors.create_vector_table`), so the index of the store's model
 open when the table exists, else at the first `set_vectors`, else when a
 search with a query vector finds that another instance made the table
 meanwhile. Until then searches are keyword only, as on SQLite with no
-vectors. Also here: the stored unit vectors of some memories, the counts by
+vectors. Opening never builds an HNSW index in line: the first `load`
+starts the background builds the model's memory and message vectors call
+for (`hnsw_builds`), and `close` (the store's) cancels and awaits them. Also here: the stored unit vectors of some memories, the counts by
 model for `stats` (those `vector_changes`' triggers keep), a query's cosine scale (`VectorSample`), and the
 removal of a reworded memory's vectors of every model, as SQLite's
 `update_content` does.
@@ -25,6 +27,8 @@ from ..models import Vector
 from ..search import MATCH_BUDGET
 from ..sql import storable_ids
 from ..vectors import Scale, as_unit_vector
+from .hnsw_builds import stop_builds
+from .message_vectors import PgMessageVectors
 from .search import PostgresSearch
 from .search_vectors import VectorSample
 from .vector_changes import CHANGES
@@ -61,6 +65,7 @@ class StoreVectors:
         self._clock = clock
         self._index: PgVectorIndex | None = None
         self._sample: VectorSample | None = None
+        self._messages_checked = False
         self.search = self._make_search(MATCH_BUDGET)
 
     def _make_search(self, budget: int) -> PostgresSearch:
@@ -81,6 +86,11 @@ class StoreVectors:
             return True
         if self._model is None:
             return False
+        if not self._messages_checked:
+            # The messages' index, as `set_vectors` of the queue would: a
+            # store moved here with many message vectors gets it now.
+            self._messages_checked = True
+            await PgMessageVectors(self._pool, self._model).maybe_build()
         async with self._pool.acquire() as connection:
             dim = await table_dim(connection)
         if dim is None:
@@ -94,8 +104,12 @@ class StoreVectors:
         index.notice_as = self._instance
         return index
 
+    async def close(self) -> None:
+        """Cancel and await every background HNSW build on the store's pool."""
+        await stop_builds(self._pool)
+
     async def _use(self, index: PgVectorIndex) -> None:
-        """Create the table and HNSW index as needed; search with the index."""
+        """Create the table (the HNSW build starts as needed); search with the index."""
         await index.create()
         self._index = index
         self._sample = VectorSample(index.model)
