@@ -16,7 +16,9 @@ the index appear. It runs `CREATE INDEX CONCURRENTLY IF NOT EXISTS`
 outside a transaction, so writes go on meanwhile, bounded only by
 `BUILD_TIMEOUT` (hours, not the store's 30 s a query). A CONCURRENTLY
 build that failed or was cancelled (a closed store, a server restart)
-leaves an INVALID index (`pg_index.indisvalid` false) that `IF NOT EXISTS`
+leaves an INVALID index (`pg_index.indisvalid` false; a cancelled task
+cancels its statement on the server too, `pg_cancel_backend`, since a
+backend waiting or building would not notice its client gone) that `IF NOT EXISTS`
 would take for done: under the lock an invalid index is a leftover (a
 build in progress would hold the lock), so it is dropped and built again.
 
@@ -42,6 +44,8 @@ _LOGGER = logging.getLogger(__name__)
 # cores (bench/pg_engine.py); four hours leave a small board room, and
 # only a hung server is cut off.
 BUILD_TIMEOUT: Final = 4 * 3600.0
+# Seconds a cancelled build waits for the server to hear of it (a close).
+CANCEL_TIMEOUT: Final = 5.0
 # Building the graph in memory is several times faster than spilling to
 # disk: 100k vectors of 384 dimensions need ~200 MB.
 BUILD_MEMORY: Final = "512MB"
@@ -72,8 +76,12 @@ def lock_key(name: str) -> int:
 
 async def index_state(connection: Any, name: str) -> bool | None:
     """Say whether index `name` is valid (True), INVALID (False) or absent (None)."""
+    # By the catalog's rows, not `to_regclass`: its cache may not yet know
+    # of an index another session made during this one's transaction.
     value = await connection.fetchval(
-        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", name
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " WHERE c.relname = $1 AND pg_table_is_visible(c.oid)",
+        name,
     )
     return None if value is None else bool(value)
 
@@ -91,17 +99,29 @@ async def build_locked(
     async with pool.acquire() as connection:
         if not await connection.fetchval("SELECT pg_try_advisory_lock($1)", key):
             return False
+        pid = connection.get_server_pid()
         try:
             built = await _build(connection, name, plan, analyze)
+        except asyncio.CancelledError:
+            # The pool drops or resets the connection (either releases the
+            # lock), but a server backend waiting or building does not see
+            # its client go: cancel the statement there too.
+            await _cancel_on_server(pool, pid)
+            raise
         except Exception:
             with contextlib.suppress(Exception):
                 await connection.execute("SELECT pg_advisory_unlock_all()")
             raise
-        # A cancelled build leaves here with the connection: the pool
-        # terminates or resets it, and either releases the lock.
         await connection.execute("RESET maintenance_work_mem")
         await connection.execute("SELECT pg_advisory_unlock($1)", key)
     return built
+
+
+async def _cancel_on_server(pool: Any, pid: int) -> None:
+    """Cancel the statement of server process `pid`, within `CANCEL_TIMEOUT`."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(CANCEL_TIMEOUT), pool.acquire() as connection:
+            await connection.execute("SELECT pg_cancel_backend($1)", pid)
 
 
 async def _build(connection: Any, name: str, plan: Plan, analyze: str | None) -> bool:

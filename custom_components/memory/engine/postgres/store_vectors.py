@@ -32,7 +32,7 @@ from .message_vectors import PgMessageVectors
 from .search import PostgresSearch
 from .search_vectors import VectorSample
 from .vector_changes import CHANGES
-from .vectors import TABLE, PgVectorIndex, table_dim
+from .vectors import HNSW_THRESHOLD, TABLE, PgVectorIndex, table_dim
 
 _EXISTS: Final = "SELECT to_regclass($1) IS NOT NULL"
 # Each model's vectors, from the deltas `vector_changes`' triggers append.
@@ -44,6 +44,9 @@ COUNTS: Final = (
 
 class StoreVectors:
     """The store's model's vectors, its index and the search that uses them."""
+
+    # Rows of a model at which its HNSW indexes are built (tests lower it).
+    hnsw_threshold: int = HNSW_THRESHOLD
 
     def __init__(
         self,
@@ -90,7 +93,9 @@ class StoreVectors:
             # The messages' index, as `set_vectors` of the queue would: a
             # store moved here with many message vectors gets it now.
             self._messages_checked = True
-            await PgMessageVectors(self._pool, self._model).maybe_build()
+            await PgMessageVectors(
+                self._pool, self._model, threshold=self.hnsw_threshold
+            ).maybe_build()
         async with self._pool.acquire() as connection:
             dim = await table_dim(connection)
         if dim is None:
@@ -100,7 +105,9 @@ class StoreVectors:
 
     def _new_index(self, dim: int) -> PgVectorIndex:
         assert self._model is not None  # noqa: S101 - checked by callers
-        index = PgVectorIndex(self._pool, self._model, dim)
+        index = PgVectorIndex(
+            self._pool, self._model, dim, threshold=self.hnsw_threshold
+        )
         index.notice_as = self._instance
         return index
 
