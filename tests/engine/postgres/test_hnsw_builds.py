@@ -230,7 +230,7 @@ async def test_a_failing_build_warns_and_the_next_open_tries_again(
         await fill(store, 1, first=THRESHOLD - 1)
         async with asyncio.timeout(QUICK * 4):
             # pg_stat_activity is read once a transaction: cleared each time.
-            while not await other.fetchval(  # noqa: ASYNC110
+            while not await other.fetchval(
                 "SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
                 " WHERE query LIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'"
             ):
