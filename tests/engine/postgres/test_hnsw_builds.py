@@ -290,3 +290,42 @@ async def test_message_vectors_build_in_the_background(
     third = await stores.open()
     await wait_builds(third.pool)
     assert await state(other, name) is True
+
+
+async def test_an_explicit_build_waits_its_turn_and_a_leftover_below_the_threshold_goes(
+    stores: PgStores, other: asyncpg.Connection
+) -> None:
+    """`build_hnsw` waits while another holds the lock; an INVALID index is dropped.
+
+    A model no longer at its threshold gets no new index in its place.
+    """
+    store = await stores.open()
+    await fill(store, THRESHOLD - 1)
+    index = PgVectorIndex(store.pool, MODEL, DIM, threshold=THRESHOLD)
+    async with other.transaction():
+        await other.execute("LOCK TABLE memory_vectors IN SHARE UPDATE EXCLUSIVE MODE")
+        await fill(store, 1, first=THRESHOLD - 1)  # the store's build waits
+        explicit = asyncio.create_task(index.build_hnsw())
+        await asyncio.sleep(0.3)
+        assert not explicit.done()  # the store's build holds the lock
+    async with asyncio.timeout(QUICK * 4):
+        await explicit
+    assert await index.has_hnsw()
+    await index.drop_hnsw()
+    async with other.transaction():
+        await other.execute("LOCK TABLE memory_vectors IN SHARE UPDATE EXCLUSIVE MODE")
+        await index.create()
+        assert building(store.pool, INDEX)
+        await index.close()  # cancels its build (not yet begun on the table)
+        assert not building(store.pool, INDEX)
+    assert await state(other) is None
+    async with other.transaction():
+        await other.execute("UPDATE memory_vectors SET embedding = embedding")
+        await index.create()
+        await until(other, False)
+        await index.close()
+    assert await state(other) is False
+    high = PgVectorIndex(store.pool, MODEL, DIM, threshold=THRESHOLD * 10)
+    await high.create()  # the INVALID leftover: dropped, and none built
+    await wait_builds(store.pool)
+    assert await state(other) is None

@@ -160,14 +160,6 @@ class PgMessageVectors:
         async with self._pool.acquire() as conn:
             return await model_dim(conn, self.model)
 
-    async def count(self) -> int:
-        """How many message vectors the model has."""
-        async with self._pool.acquire() as conn:
-            value = await conn.fetchval(
-                f"SELECT count(*) FROM {TABLE} WHERE {self._where}"  # noqa: S608
-            )
-        return int(value)
-
     async def has_hnsw(self) -> bool:
         """Say whether the model's HNSW index exists and is valid (searches use it)."""
         async with self._pool.acquire() as conn:
