@@ -52,6 +52,7 @@ from custom_components.memory.engine.postgres import (
     migrate,
     postgres_to_sqlite,
 )
+from custom_components.memory.engine.postgres.hnsw_builds import wait_builds
 from custom_components.memory.engine.postgres.message_vectors import (
     MESSAGE_VECTORS_STEP,
     PgMessageVectors,
@@ -319,8 +320,11 @@ async def test_hnsw_above_the_threshold(backend: Store) -> None:
     assert [c for _i, c in pool] == sorted((c for _i, c in pool), reverse=True)
     assert not await vectors.has_hnsw()  # the queue built none: 2000 < 20000
     assert index_name(MODEL) not in str(await vectors.knn(query, 10, explain=True))
-    assert await vectors.maybe_build()
+    assert await vectors.maybe_build()  # started in the background
     assert not await vectors.maybe_build()  # once
+    await wait_builds(backend.pool)
+    assert await vectors.has_hnsw()
+    assert not await vectors.maybe_build()  # built
     assert index_name(MODEL) in str(await vectors.knn(query, 10, explain=True))
     found = await vectors.knn(query, 10)
     assert isinstance(found, list)

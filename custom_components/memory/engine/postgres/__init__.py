@@ -11,7 +11,8 @@ save, end, erase; `conversation_reads` its lists and pages,
 its messages' vectors in pgvector, `message_hybrid` the two fused as
 SQLite's log fuses them), `notify` (each
 write's `pg_notify`, the `ChangeFeed` other instances listen with),
-`vectors` (pgvector: exact below a size, HNSW above), and `store`: the
+`vectors` (pgvector: exact below a size, HNSW above; `hnsw_builds` builds
+the HNSW indexes in the background, one process at a time), and `store`: the
 `PostgresStore` facade, `MemoryStore`'s calls composed of those parts
 (`store_browse` its pages, `store_exports` what the exports read,
 `store_vectors` its model's index, `store_earlier` the recall's

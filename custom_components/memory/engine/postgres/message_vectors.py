@@ -18,9 +18,12 @@ on the model (`index_name`), and every search orders by that expression:
 exact below `HNSW_THRESHOLD` rows of the model, HNSW above, with
 `vectors.py`'s graph and search settings (measured there for memories).
 
-The index is built, then the table analysed (so the planner, which may
-not have seen the rows yet, takes it), by the write that takes the model to
-the threshold. `seq` numbers the writes as `message_embeddings.id` does (a replaced
+The index is built in the background (`hnsw_builds`: concurrently, one
+process at a time, never in line), then the table analysed (so the
+planner, which may not have seen the rows yet, takes it), once a write
+(`maybe_build`, after the queue stores vectors) or the store's open finds
+the model at the threshold without a valid index; searches scan exactly
+until then. `seq` numbers the writes as `message_embeddings.id` does (a replaced
 vector takes a new one): the log's cosine scale (`MessageScale`) offers
 the vectors in that order, as SQLite's message index does, so both give
 the same level and spread. A write numbered before one already read but
@@ -40,9 +43,9 @@ from ..models import Vector
 from ..search import EXACT_SCAN_MAX, SEMANTIC_OVERSAMPLE
 from ..sql import chunks
 from ..vectors import CosineScale, Scale
+from .hnsw_builds import build_locked, building, index_state, start_build
 from .search_vectors import scores_of
 from .vectors import (
-    BUILD_MEMORY,
     EF_SEARCH_MAX,
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
@@ -157,44 +160,49 @@ class PgMessageVectors:
         async with self._pool.acquire() as conn:
             return await model_dim(conn, self.model)
 
-    async def count(self) -> int:
-        """How many message vectors the model has."""
-        async with self._pool.acquire() as conn:
-            value = await conn.fetchval(
-                f"SELECT count(*) FROM {TABLE} WHERE {self._where}"  # noqa: S608
-            )
-        return int(value)
-
     async def has_hnsw(self) -> bool:
-        """Say whether the model's HNSW index exists."""
+        """Say whether the model's HNSW index exists and is valid (searches use it)."""
         async with self._pool.acquire() as conn:
-            found = await conn.fetchval(
-                "SELECT 1 FROM pg_indexes WHERE tablename = $1 AND indexname = $2",
-                TABLE,
-                self._index,
-            )
-        return found is not None
+            return bool(await index_state(conn, self._index))
 
     async def maybe_build(self) -> bool:
-        """Build the model's HNSW index once its rows reach the threshold."""
-        if await self.has_hnsw() or await self.count() < self._threshold:
+        """Start the background build at the threshold unless the index is valid.
+
+        Returns whether a build task started. Cheap: the index's catalog row
+        and a count that stops at the threshold (`_reaches`).
+        """
+        if building(self._pool, self._index):
             return False
-        dim = await self.dim()
-        if dim is None:
-            return False
-        async with self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
-            await conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {self._index} ON {TABLE}"
-                f" USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
-                f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
-                f" WHERE {self._where}"
-            )
         async with self._pool.acquire() as conn:
-            # Fresh statistics, so that the planner sees the model's rows and
-            # takes the index (a sample of the table: quick at any size).
-            await conn.execute(f"ANALYZE {TABLE}")
-        return True
+            state = await index_state(conn, self._index)
+            if state or (state is None and not await self._reaches(conn)):
+                return False
+        return start_build(self._pool, self._index, self._build)
+
+    async def _reaches(self, conn: Any) -> bool:
+        """Say whether the model has `threshold` rows, reading at most that many."""
+        count = await conn.fetchval(
+            f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} WHERE {self._where}"  # noqa: S608
+            " LIMIT $1) AS enough",
+            self._threshold,
+        )
+        return int(count) >= self._threshold
+
+    async def _build(self) -> bool:
+        """Build in the background: under the lock, if the rows call for it."""
+        return await build_locked(self._pool, self._index, self._plan, analyze=TABLE)
+
+    async def _plan(self, conn: Any) -> str | None:
+        """Return the build's statement, or None below the threshold or without vectors."""
+        dim = await model_dim(conn, self.model)
+        if dim is None or not await self._reaches(conn):
+            return None
+        return (
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._index} ON {TABLE}"
+            f" USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+            f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+            f" WHERE {self._where}"
+        )
 
     def _search_sql(self, dim: int, *, explain: bool = False) -> str:
         cast = f"embedding::vector({int(dim)})"

@@ -244,6 +244,7 @@ class PostgresStore(StoreListeners):
         if parts is None:
             return
         try:
+            await parts.vectors.close()
             await parts.feed.stop()
             await self._stop_erasing()
         finally:

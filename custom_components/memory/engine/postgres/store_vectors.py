@@ -6,7 +6,9 @@ stores (`vectors.create_vector_table`), so the index of the store's model
 open when the table exists, else at the first `set_vectors`, else when a
 search with a query vector finds that another instance made the table
 meanwhile. Until then searches are keyword only, as on SQLite with no
-vectors. Also here: the stored unit vectors of some memories, the counts by
+vectors. Opening never builds an HNSW index in line: the first `load`
+starts the background builds the model's memory and message vectors call
+for (`hnsw_builds`), and `close` (the store's) cancels and awaits them. Also here: the stored unit vectors of some memories, the counts by
 model for `stats` (those `vector_changes`' triggers keep), a query's cosine scale (`VectorSample`), and the
 removal of a reworded memory's vectors of every model, as SQLite's
 `update_content` does.
@@ -25,10 +27,12 @@ from ..models import Vector
 from ..search import MATCH_BUDGET
 from ..sql import storable_ids
 from ..vectors import Scale, as_unit_vector
+from .hnsw_builds import stop_builds
+from .message_vectors import PgMessageVectors
 from .search import PostgresSearch
 from .search_vectors import VectorSample
 from .vector_changes import CHANGES
-from .vectors import TABLE, PgVectorIndex, table_dim
+from .vectors import HNSW_THRESHOLD, TABLE, PgVectorIndex, table_dim
 
 _EXISTS: Final = "SELECT to_regclass($1) IS NOT NULL"
 # Each model's vectors, from the deltas `vector_changes`' triggers append.
@@ -40,6 +44,9 @@ COUNTS: Final = (
 
 class StoreVectors:
     """The store's model's vectors, its index and the search that uses them."""
+
+    # Rows of a model at which its HNSW indexes are built (tests lower it).
+    hnsw_threshold: int = HNSW_THRESHOLD
 
     def __init__(
         self,
@@ -61,6 +68,7 @@ class StoreVectors:
         self._clock = clock
         self._index: PgVectorIndex | None = None
         self._sample: VectorSample | None = None
+        self._messages_checked = False
         self.search = self._make_search(MATCH_BUDGET)
 
     def _make_search(self, budget: int) -> PostgresSearch:
@@ -81,6 +89,13 @@ class StoreVectors:
             return True
         if self._model is None:
             return False
+        if not self._messages_checked:
+            # The messages' index, as `set_vectors` of the queue would: a
+            # store moved here with many message vectors gets it now.
+            self._messages_checked = True
+            await PgMessageVectors(
+                self._pool, self._model, threshold=self.hnsw_threshold
+            ).maybe_build()
         async with self._pool.acquire() as connection:
             dim = await table_dim(connection)
         if dim is None:
@@ -90,12 +105,18 @@ class StoreVectors:
 
     def _new_index(self, dim: int) -> PgVectorIndex:
         assert self._model is not None  # noqa: S101 - checked by callers
-        index = PgVectorIndex(self._pool, self._model, dim)
+        index = PgVectorIndex(
+            self._pool, self._model, dim, threshold=self.hnsw_threshold
+        )
         index.notice_as = self._instance
         return index
 
+    async def close(self) -> None:
+        """Cancel and await every background HNSW build on the store's pool."""
+        await stop_builds(self._pool)
+
     async def _use(self, index: PgVectorIndex) -> None:
-        """Create the table and HNSW index as needed; search with the index."""
+        """Create the table (the HNSW build starts as needed); search with the index."""
         await index.create()
         self._index = index
         self._sample = VectorSample(index.model)

@@ -46,7 +46,6 @@ import numpy as np
 
 from ..errors import TransferError, TransferTargetNotEmptyError
 from .message_search import data_tokens
-from .message_vectors import PgMessageVectors
 from .schema import COMPACT_TOTALS, migrate
 from .schema_conversations import COMPACT_MESSAGE_TOTALS
 from .transfer_report import Tally, TransferReport
@@ -79,7 +78,7 @@ from .transfer_tables import (
     same_postings,
     write_rows,
 )
-from .vectors import PgVectorIndex, create_vector_table, register_vector, table_dim
+from .vectors import create_vector_table, register_vector, table_dim
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -361,14 +360,15 @@ async def sqlite_to_postgres(
 
     `pool` is an asyncpg pool on a database with pgvector; its schema is
     migrated first, and the connection the copy uses learns pgvector's
-    binary form (`register_vector`, which `PgVectorIndex` pools have anyway). `model` (the store's embedding model) picks the
+    binary form (`register_vector`, which the store's pools have anyway). `model` (the store's embedding model) picks the
     dimension of `memory_vectors` when vectors of several dimensions are
     stored. The SQLite file is only read. Raises `TransferTargetNotEmptyError`
     when the database holds any memory, message, job or vector, and
     `TransferError` when the copy fails or does not match: the database
-    then holds none of it. Once committed, a model with enough vectors
-    gets its HNSW index (`PgVectorIndex.create`, and for its messages'
-    `PgMessageVectors.maybe_build`).
+    then holds none of it. No HNSW index is built here: the store opened
+    on the database afterwards starts each one its rows call for in the
+    background (`hnsw_builds`), so a move's result and time do not depend
+    on a build (~38 min at 1M memories on two cores).
     """
     import asyncpg  # noqa: PLC0415
 
@@ -390,11 +390,6 @@ async def sqlite_to_postgres(
         ) from err
     finally:
         await source.close()
-    if copy.dim is not None:
-        for name in copy.models:
-            await PgVectorIndex(pool, name, copy.dim).create()
-    for name in copy.message_models:
-        await PgMessageVectors(pool, name).maybe_build()
     _LOGGER.info(
         "Copied the SQLite store to PostgreSQL: %s",
         ", ".join(f"{name} {count.written}" for name, count in report.tables.items()),

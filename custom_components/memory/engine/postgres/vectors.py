@@ -12,9 +12,12 @@ Triggers count each model's vectors and writes (`vector_changes`: step
 `knn` orders by pgvector's cosine distance `<=>` and returns
 `1 - distance`, best first, like `NumpyIndex`. Below `HNSW_THRESHOLD` rows
 of the model PostgreSQL scans them all (exact: the top-k of every row);
-when `add` takes the model to the threshold it builds an HNSW index
-(`vector_cosine_ops`, `HNSW_M`, `HNSW_EF_CONSTRUCTION`), partial on the
-model, and each query then sets `hnsw.ef_search` for its own transaction.
+when `create` (the store's open) or `add` finds the model at the threshold
+without a valid index, an HNSW index (`vector_cosine_ops`, `HNSW_M`,
+`HNSW_EF_CONSTRUCTION`), partial on the model, is built in the background
+(`hnsw_builds`: concurrently, one process at a time, never in line), and
+each query sets `hnsw.ef_search` for its own transaction. Until the
+index is valid the planner ignores it and searches scan exactly.
 The numbers behind each constant are in docs/benchmarks/engine.md
 ("PostgreSQL: pgvector, exact and HNSW (#26)", `bench/pg_vectors.py`).
 
@@ -38,6 +41,7 @@ its exceptions, imported where they are caught.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 import hashlib
 import struct
@@ -48,22 +52,20 @@ import numpy.typing as npt
 
 from ..errors import InvalidVectorError, VectorDimensionError
 from ..models import Vector
+from .hnsw_builds import build_locked, building, index_state, start_build, stop_build
 from .notify import ChangeKind, notify
-from .vector_changes import COMPACT_AFTER, TRACK_CHANGES, compact
+from .vector_changes import CHANGES, COMPACT_AFTER, TRACK_CHANGES, compact
 
 BACKEND_PGVECTOR: Final = "pgvector"
 TABLE: Final = "memory_vectors"
 # pg_advisory_xact_lock's key while the table is made ("memvecT" in ASCII;
 # the schema's is "memoryS").
 TABLE_LOCK: Final = 0x6D656D76656354
-# At and above this many rows of a model, `add` builds the HNSW index
-# (3.5-4.3 s at 20k, once). Below it the exact scan answers k=200 within
+# At and above this many rows of a model, the HNSW index is built in the
+# background (3.5-4.3 s at 20k, once; ~38 min at 1M on two cores). Below it the exact scan answers k=200 within
 # ~10 ms (p50 3-4 ms at 10k, 9.5 ms at 20k) and is exact; at 100k it
 # takes 55-80 ms against HNSW's 4-10 ms (bench/pg_vectors.py).
 HNSW_THRESHOLD: Final = 20_000
-# Seconds an HNSW build may take: past the store's per-query bound
-# (`faults.COMMAND_TIMEOUT`), on a small board with many rows.
-BUILD_TIMEOUT: Final = 600.0
 # 16 neighbours a node (32 on the bottom layer), pgvector's default, and a
 # candidate list of 128 while building, twice the default: on
 # bench/engine.py's 100k vectors the default graph (64) reached recall@10
@@ -79,9 +81,6 @@ HNSW_EF_CONSTRUCTION: Final = 128
 # 400 fell to 0.990, for about 1 ms more a query (docs/benchmarks/engine.md).
 HNSW_EF_SEARCH: Final = 800
 EF_SEARCH_MAX: Final = 1000
-# Building the graph in memory is several times faster than spilling to
-# disk: 100k vectors of 384 dimensions need ~200 MB.
-BUILD_MEMORY: Final = "512MB"
 # Rows an `add` sends per executemany batch.
 _BATCH: Final = 1000
 _HEADER: Final = struct.Struct(">HH")
@@ -253,20 +252,18 @@ class PgVectorIndex:
         return self._model
 
     async def create(self) -> None:
-        """Create the table if missing, and the HNSW index if the rows call for it."""
+        """Create the table if missing; start the HNSW build if the rows call for it.
+
+        Returns at once: the build runs in the background (`hnsw_builds`).
+        """
         async with self._pool.acquire() as connection:
             await create_vector_table(connection, self._dim)
         await self._maybe_build()
 
     async def has_hnsw(self) -> bool:
-        """Say whether the model's HNSW index exists."""
+        """Say whether the model's HNSW index exists and is valid (searches use it)."""
         async with self._pool.acquire() as connection:
-            found = await connection.fetchval(
-                "SELECT 1 FROM pg_indexes WHERE tablename = $1 AND indexname = $2",
-                TABLE,
-                self._index,
-            )
-        self._indexed = found is not None
+            self._indexed = bool(await index_state(connection, self._index))
         return self._indexed
 
     def _check(self, matrix: npt.NDArray[Any], rows: int) -> None:
@@ -286,7 +283,7 @@ class PgVectorIndex:
             raise InvalidVectorError("vector has non-finite values")
 
     async def add(self, ids: Sequence[int], vectors: npt.NDArray[np.float32]) -> None:
-        """Insert or replace unit vectors; build the HNSW index at the threshold."""
+        """Insert or replace unit vectors; at the threshold start the HNSW build."""
         if not len(ids):
             return
         matrix = np.asarray(vectors, dtype=np.float32)
@@ -333,33 +330,71 @@ class PgVectorIndex:
             ) from err
 
     async def _maybe_build(self) -> None:
-        """Build the model's HNSW index once its rows reach the threshold."""
-        if await self.has_hnsw() or await self.count() < self._threshold:
+        """Start the background build once the rows reach the threshold, unless valid.
+
+        Cheap: the index's catalog row and the counts `vector_changes`
+        keeps, never a scan of the rows.
+        """
+        if building(self._pool, self._index):
             return
-        await self.build_hnsw()
+        async with self._pool.acquire() as connection:
+            state = await index_state(connection, self._index)
+            self._indexed = bool(state)
+            if state or (
+                state is None and await self._rows(connection) < self._threshold
+            ):
+                return
+        start_build(self._pool, self._index, self._build)
+
+    async def _rows(self, connection: Any) -> int:
+        """Count the model's rows by `vector_changes`' deltas (no scan of the vectors)."""
+        value = await connection.fetchval(
+            f"SELECT coalesce(sum(rows), 0) FROM {CHANGES} WHERE model = $1",  # noqa: S608
+            self._model,
+        )
+        return int(value)
+
+    def _statement(self, m: int, ef_construction: int) -> str:
+        return (
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._index} ON {TABLE}"
+            f" USING hnsw (embedding vector_cosine_ops)"
+            f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+            f" WHERE {self._where}"
+        )
+
+    async def _build(self) -> bool:
+        """Build in the background: under the lock, if the rows still call for it."""
+
+        async def plan(connection: Any) -> str | None:
+            if await self._rows(connection) < self._threshold:
+                return None
+            return self._statement(HNSW_M, HNSW_EF_CONSTRUCTION)
+
+        built = await build_locked(self._pool, self._index, plan)
+        self._indexed = self._indexed or built
+        return built
 
     async def build_hnsw(
         self, *, m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION
     ) -> None:
-        """Build the model's HNSW index now (if missing), whatever its size.
+        """Build the model's HNSW index now (if missing), whatever its size; wait for it.
 
-        `m` and `ef_construction` are for the benchmark's comparisons.
+        Concurrently and under the build's lock, as in the background; while
+        another process holds it, waits for that build to end. `m` and
+        `ef_construction` are for the benchmark's comparisons.
         """
-        async with self._pool.acquire() as connection, connection.transaction():
-            await connection.execute(
-                f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"
-            )
-            await connection.execute(
-                f"CREATE INDEX IF NOT EXISTS {self._index} ON {TABLE}"
-                f" USING hnsw (embedding vector_cosine_ops)"
-                f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
-                f" WHERE {self._where}",
-                timeout=BUILD_TIMEOUT,
-            )
+
+        async def plan(_connection: Any) -> str:
+            return self._statement(m, ef_construction)
+
+        # The other build ends within its BUILD_TIMEOUT, or with its session.
+        while not await build_locked(self._pool, self._index, plan):  # noqa: ASYNC110 - another process holds the lock
+            await asyncio.sleep(1.0)
         self._indexed = True
 
     async def drop_hnsw(self) -> None:
         """Drop the model's HNSW index: queries scan exactly until it is rebuilt."""
+        await stop_build(self._pool, self._index)
         async with self._pool.acquire() as connection:
             await connection.execute(f"DROP INDEX IF EXISTS {self._index}")
         self._indexed = False
@@ -443,10 +478,12 @@ class PgVectorIndex:
 
     async def clear(self) -> None:
         """Remove the model's vectors and its HNSW index (before a rebuild)."""
+        await stop_build(self._pool, self._index)
         async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(f"DROP INDEX IF EXISTS {self._index}")
             await connection.execute(f"DELETE FROM {TABLE} WHERE {self._where}")  # noqa: S608
         self._indexed = False
 
     async def close(self) -> None:
-        """Nothing held: the pool is the caller's."""
+        """Stop this model's background build, if any; the pool is the caller's."""
+        await stop_build(self._pool, self._index)
