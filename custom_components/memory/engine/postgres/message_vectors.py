@@ -40,11 +40,11 @@ from typing import Any, Final
 import numpy as np
 
 from ..models import Vector
-from ..search import EXACT_SCAN_MAX, SEMANTIC_OVERSAMPLE
+from ..search import SEMANTIC_OVERSAMPLE
 from ..sql import chunks
 from ..vectors import CosineScale, Scale
 from .hnsw_builds import build_locked, building, index_state, start_build
-from .search_vectors import scores_of
+from .search_vectors import rescore_pool, scores_of
 from .vectors import (
     EF_SEARCH_MAX,
     HNSW_EF_CONSTRUCTION,
@@ -245,34 +245,20 @@ class PgMessageVectors:
         wanted = size * SEMANTIC_OVERSAMPLE
         found = await self.knn(unit, wanted)
         assert isinstance(found, list)  # noqa: S101 - not an explain
-        every = len(found) < wanted
-        sql = (
-            f"SELECT e.message_id, e.embedding FROM {TABLE} e "  # noqa: S608
-            "JOIN conversation_messages m ON m.id = e.message_id "
-            f"WHERE e.model = $1 AND {where[0]}"
+        return await rescore_pool(
+            self._pool,
+            unit,
+            found,
+            sql=(
+                f"SELECT e.message_id, e.embedding FROM {TABLE} e "  # noqa: S608
+                "JOIN conversation_messages m ON m.id = e.message_id "
+                f"WHERE e.model = $1 AND {where[0]}"
+            ),
+            params=[self.model, *where[1]],
+            id_column="e.message_id",
+            size=size,
+            every=len(found) < wanted,
         )
-        params = [self.model, *where[1]]
-        async with self._pool.acquire() as conn:
-            if every:
-                scored = scores_of(await conn.fetch(sql, *params), unit)
-            else:
-                ids = [item_id for item_id, _score in found]
-                scored = scores_of(
-                    await conn.fetch(
-                        f"{sql} AND e.message_id = ANY(${len(params) + 1}::int8[])",
-                        *params,
-                        ids,
-                    ),
-                    unit,
-                )
-            if len(scored) < size and not every:
-                count = int(
-                    await conn.fetchval(f"SELECT count(*) FROM ({sql}) AS b", *params)  # noqa: S608
-                )
-                if len(scored) < count <= EXACT_SCAN_MAX:
-                    scored = scores_of(await conn.fetch(sql, *params), unit)
-        scored.sort(key=lambda pair: (-pair[1], pair[0]))
-        return scored[:size]
 
     async def exact_cosines(self, unit: Vector, ids: Sequence[int]) -> dict[int, float]:
         """Cosines of the stored vectors of `ids` (those that have one)."""

@@ -84,8 +84,38 @@ async def semantic_pool(
     """
     wanted = size * SEMANTIC_OVERSAMPLE
     candidates = await index.knn(unit, wanted)
-    every = len(candidates) < wanted
-    sql, params = vectors_base(where[0]), [index.model, *where[1]]
+    return await rescore_pool(
+        pool,
+        unit,
+        candidates,
+        sql=vectors_base(where[0]),
+        params=[index.model, *where[1]],
+        id_column="e.memory_id",
+        size=size,
+        every=len(candidates) < wanted,
+    )
+
+
+async def rescore_pool(
+    pool: Any,
+    unit: Vector,
+    candidates: Sequence[tuple[int, float]],
+    *,
+    sql: str,
+    params: list[Any],
+    id_column: str,
+    size: int,
+    every: bool,
+) -> list[tuple[int, float]]:
+    """Score the index's candidates that pass the filters exactly; best `size` first.
+
+    SQLite's `semantic.semantic_pool` after its index: `sql` selects
+    `(id, vector)` of the rows passing the filters (`params` from $1);
+    `every` means the index proposed every row it has, so all that pass
+    are scored. When fewer than `size` candidates pass, a selective
+    filter's subset is scanned whole, up to EXACT_SCAN_MAX rows. Memories'
+    and messages' pools (`message_vectors`) both end here.
+    """
     async with pool.acquire() as conn:
         if every:
             scored = scores_of(await conn.fetch(sql, *params), unit)
@@ -93,7 +123,7 @@ async def semantic_pool(
             ids = [item_id for item_id, _score in candidates]
             scored = scores_of(
                 await conn.fetch(
-                    f"{sql} AND e.memory_id = ANY(${len(params) + 1}::int8[])",
+                    f"{sql} AND {id_column} = ANY(${len(params) + 1}::int8[])",
                     *params,
                     ids,
                 ),
