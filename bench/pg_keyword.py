@@ -171,6 +171,7 @@ async def main_async(args: argparse.Namespace, admin_url: str) -> dict[str, Any]
     corpus = engine.Corpus()
     cache = args.cache / f"kw-queries-{args.size}.json"
     texts: list[str] | None = None
+    scopes: list[str] = []
     if cache.exists():
         planned = json.loads(cache.read_text())
     else:

@@ -15,7 +15,11 @@ ways, each given here from the `memory_terms` postings (`schema`):
 - the bm25 of given rows (`BM25_OF`), for candidates the vectors found.
 
 bm25 is FTS5's formula in FTS5's order, as `keywords.PostgresKeywords`
-computes it (N, n and avgdl over the whole index, archived rows too). The
+computes it (N, n and avgdl over the whole index, archived rows too). A
+common term's postings are never all read: n is an index-only count, the
+`newest` bound comes from each term's newest rows, `tf` is read only from
+the bound on, `every` probes the matched rows' postings, and `BM25_OF`
+reads only its rows' (docs/benchmarks/postgres.md, "Keyword search at 1M"). The
 MATCH expression is the engine's; its quoted terms are read back from it
 (`match_terms`), in its order, which is the order bm25 sums them in.
 """
