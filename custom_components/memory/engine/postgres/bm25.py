@@ -100,6 +100,8 @@ def scored_ctes(
     tf: str,
     totals: str,
     floor: str = "$5",
+    within: str | None = None,
+    before: str = "",
 ) -> str:
     """Return the `WITH` list of the query's terms up to their idf (`weights`).
 
@@ -108,25 +110,37 @@ def scored_ctes(
     `floor`. `terms` is the postings table (`term`, `key`, `columns`), `tf` the
     expression of a term's frequency in a row over them (summed, weighted
     as FTS5 weighs its columns), `totals` the table of row and token deltas.
+
+    `within` (a condition on a posting's `t.{key}`, such as `>= $9`) bounds
+    `freq` to the rows the caller scores, so a common term's postings are
+    not all read (with `tf`, from the table) and grouped: its n is then
+    counted apart, from the postings' index alone (`_counted`). `before`
+    adds CTEs (ending with a comma) after `query`, for `within` to read.
     """
     picked = ", ".join(f"t.{column}" for column in columns)
-    return f"""{_QUERY},
+    bound = "" if within is None else f" AND t.{key} {within}"
+    docs = (
+        "SELECT ord, count(*) AS n FROM freq GROUP BY ord"
+        if within is None
+        else _counted(terms, key)
+    )
+    return f"""{_QUERY},{before}
 postings AS (
     SELECT query.ord, p.{key}, {", ".join(f"p.{column}" for column in columns)}
     FROM query CROSS JOIN LATERAL (
         SELECT t.{key}, {picked} FROM {terms} t
-        WHERE NOT query.prefix AND t.term = query.term
+        WHERE NOT query.prefix AND t.term = query.term{bound}
         UNION ALL
         SELECT t.{key}, {picked} FROM {terms} t
-        WHERE query.prefix AND {_PREFIX}
+        WHERE query.prefix AND {_PREFIX}{bound}
     ) AS p
 ),
 freq AS (
     SELECT ord, {key}, {tf} AS tf
     FROM postings GROUP BY ord, {key}
 ),
-docs AS (
-    SELECT ord, count(*) AS n FROM freq GROUP BY ord
+docs AS {"" if within is None else "MATERIALIZED "}(
+    {docs}
 ),
 totals AS (
     SELECT greatest(coalesce(sum(rows), 0), 1)::float8 AS n_rows,
@@ -141,6 +155,23 @@ weights AS (
             / (docs.n::float8 + 0.5::float8)) AS idf
     ) AS raw
 )"""  # noqa: S608 - table and column names are the room's own constants
+
+
+def _counted(terms: str, key: str) -> str:
+    """Return the SELECT of each query term's rows (n), from the postings' index.
+
+    An exact term has one posting a row (the primary key `(term, key)`), so
+    its n is an index-only count; a prefix counts the distinct rows of the
+    terms it begins. The same n as counting `freq` unbounded, terms no row
+    holds left out as there.
+    """
+    return f"""SELECT ord, n FROM (
+        SELECT query.ord, CASE WHEN query.prefix
+            THEN (SELECT count(DISTINCT t.{key}) FROM {terms} t WHERE {_PREFIX})
+            ELSE (SELECT count(*) FROM {terms} t WHERE t.term = query.term)
+            END AS n
+        FROM query
+    ) AS counted WHERE n > 0"""  # noqa: S608 - the room's own constant names
 
 
 def score_sum(*, length: str, k1: str = "$6", b: str = "$7") -> str:

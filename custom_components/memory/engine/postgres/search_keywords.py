@@ -15,7 +15,11 @@ ways, each given here from the `memory_terms` postings (`schema`):
 - the bm25 of given rows (`BM25_OF`), for candidates the vectors found.
 
 bm25 is FTS5's formula in FTS5's order, as `keywords.PostgresKeywords`
-computes it (N, n and avgdl over the whole index, archived rows too). The
+computes it (N, n and avgdl over the whole index, archived rows too). A
+common term's postings are never all read: n is an index-only count, the
+`newest` bound comes from each term's newest rows, `tf` is read only from
+the bound on, `every` probes the matched rows' postings, and `BM25_OF`
+reads only its rows' (docs/benchmarks/postgres.md, "Keyword search at 1M"). The
 MATCH expression is the engine's; its quoted terms are read back from it
 (`match_terms`), in its order, which is the order bm25 sums them in.
 """
@@ -52,55 +56,78 @@ VOCABULARY: Final = _VOCABULARY.format(terms="memory_terms")
 
 TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM memory_term_totals"
 
+
 # The MATCH's terms ($1, $2: prefixes), FTS5's statistics and each matching
-# row's bm25 ($3 MIN_IDF, $4 k1, $5 b): `bm25`'s fragments, as in `keywords`.
-_SCORED: Final = (
-    scored_ctes(
-        terms="memory_terms",
-        key="memory_id",
-        columns=("tf",),
-        tf="sum(tf)::float8",
-        totals="memory_term_totals",
-        floor="$3",
+# row's bm25 ($3 MIN_IDF, $4 k1, $5 b): `bm25`'s fragments, as in `keywords`,
+# each term's postings read only from `lowest` on (`scored_ctes`' `within`).
+def _scored(within: str, before: str = "") -> str:
+    return (
+        scored_ctes(
+            terms="memory_terms",
+            key="memory_id",
+            columns=("tf",),
+            tf="sum(tf)::float8",
+            totals="memory_term_totals",
+            floor="$3",
+            within=within,
+            before=before,
+        )
+        + ",\n"
     )
-    + ",\n"
-)
+
 
 _BM25: Final = score_sum(length="s.term_count", k1="$4", b="$5")
+
+# The MATCH's lowest row: with $6 newest > 0, its newest-th newest row. That
+# row is among its own term's newest $6 rows, so each term's newest $6 (a
+# backward range of the primary key, distinct for a prefix) are all read,
+# never a common term's every posting.
+_LOWEST: Final = """
+lowest AS MATERIALIZED (
+    SELECT CASE WHEN $6::int > 0 THEN coalesce((
+        SELECT d.memory_id FROM (
+            SELECT DISTINCT p.memory_id FROM query CROSS JOIN LATERAL (
+                (SELECT t.memory_id FROM memory_terms t
+                WHERE NOT query.prefix AND t.term = query.term
+                ORDER BY t.memory_id DESC LIMIT $6::int)
+                UNION ALL
+                (SELECT DISTINCT t.memory_id FROM memory_terms t
+                WHERE query.prefix AND t.term >= query.term
+                    AND t.term < query.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, query.term)
+                ORDER BY t.memory_id DESC LIMIT $6::int)
+            ) AS p
+        ) AS d
+        ORDER BY d.memory_id DESC OFFSET greatest($6::int - 1, 0) LIMIT 1
+    ), 0) ELSE 0 END AS id
+),"""
 
 # The ranked MATCH: $6 newest (0: every row), $7 and $8 the terms outside
 # it (prefixes), $9 the rows fetched (`wanted`) for `every`, $10 for the
 # MATCH (NULL: all), $11 the rows returned; the filters' parameters follow.
-# Formats: {vector} (the embedding or NULL), {join}, {where}.
+# Formats: {vector} (the embedding or NULL), {join}, {where}. `every` looks
+# each matched row's postings up (the primary key for an exact term), never
+# a term's whole list.
 RANKED: Final = (
-    _SCORED  # noqa: S608 - constant fragments (RANKED: formatted with ours)
+    _scored(">= (SELECT id FROM lowest)", _LOWEST)  # noqa: S608 - constant fragments
     + """
 matched AS MATERIALIZED (SELECT DISTINCT memory_id FROM freq),
-lowest AS MATERIALIZED (
-    SELECT CASE WHEN $6::int > 0 THEN coalesce((
-        SELECT memory_id FROM matched ORDER BY memory_id DESC
-        OFFSET greatest($6::int - 1, 0) LIMIT 1), 0) ELSE 0 END AS id
-),
-other AS (
-    SELECT q.ord, p.memory_id
-    FROM unnest($7::text[], $8::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
-    CROSS JOIN LATERAL (
-        SELECT t.memory_id FROM memory_terms t
-        WHERE NOT q.prefix AND t.term = q.term
-        UNION
-        SELECT t.memory_id FROM memory_terms t
-        WHERE q.prefix AND t.term >= q.term
-            AND t.term < q.term || U&'\\+10FFFF'
-            AND starts_with(t.term, q.term)
-    ) AS p
-),
 every_row AS MATERIALIZED (
-    SELECT o.memory_id AS id FROM other o
-    WHERE o.memory_id >= (SELECT id FROM lowest)
-        AND o.memory_id IN (SELECT memory_id FROM matched)
-    GROUP BY o.memory_id
-    HAVING count(DISTINCT o.ord) = cardinality($7::text[])
-    ORDER BY o.memory_id DESC LIMIT $9
+    SELECT r.memory_id AS id FROM matched r
+    WHERE cardinality($7::text[]) > 0 AND NOT EXISTS (
+        SELECT 1 FROM unnest($7::text[], $8::bool[]) AS q(term, prefix)
+        WHERE NOT (
+            (NOT q.prefix AND EXISTS (
+                SELECT 1 FROM memory_terms t
+                WHERE t.term = q.term AND t.memory_id = r.memory_id))
+            OR (q.prefix AND EXISTS (
+                SELECT 1 FROM memory_terms t
+                WHERE t.memory_id = r.memory_id AND t.term >= q.term
+                    AND t.term < q.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, q.term)))
+        )
+    )
+    ORDER BY r.memory_id DESC LIMIT $9
 ),
 scored AS (
     SELECT freq.memory_id AS id,"""
@@ -110,7 +137,6 @@ scored AS (
     JOIN weights ON weights.ord = freq.ord
     JOIN memories s ON s.id = freq.memory_id
     CROSS JOIN totals
-    WHERE freq.memory_id >= (SELECT id FROM lowest)
     GROUP BY freq.memory_id
 ),
 f AS MATERIALIZED (
@@ -127,9 +153,10 @@ WHERE {where} ORDER BY f.rank, m.id LIMIT $11
 RANKED_PARAMS: Final = 11
 
 # The bm25 of the rows $6 (any status; NULL where the MATCH misses them):
-# `(id, bm25 or NULL, terms, NULL)`, as `HybridSearch._bm25_of`.
+# `(id, bm25 or NULL, terms, NULL)`, as `HybridSearch._bm25_of`. Only
+# their postings are read (n is counted from the index).
 BM25_OF: Final = (
-    _SCORED  # noqa: S608 - constant fragments (RANKED: formatted with ours)
+    _scored("= ANY($6::int8[])")  # noqa: S608 - constant fragments
     + """
 scored AS (
     SELECT freq.memory_id AS id,"""
@@ -139,7 +166,6 @@ scored AS (
     JOIN weights ON weights.ord = freq.ord
     JOIN memories s ON s.id = freq.memory_id
     CROSS JOIN totals
-    WHERE freq.memory_id = ANY($6::int8[])
     GROUP BY freq.memory_id
 )
 SELECT m.id, scored.rank, m.terms, NULL
