@@ -18,6 +18,7 @@ import subprocess
 import sys
 from typing import Any
 
+import asyncpg
 import pytest
 
 from tests.postgres_server import START_TIMEOUT
@@ -114,3 +115,44 @@ def test_recall_equal_on_both_backends(postgres_url: str, tmp_path: Path) -> Non
     assert "| question hybrid | R@1 |" in markdown
     assert "**over 0.01**" not in markdown
     assert "postgresql://" not in markdown
+
+
+def _keyword(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, str(REPO / "bench" / "pg_keyword.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.usefixtures("socket_enabled")
+async def test_keyword_bench_searches_a_kept_database(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """bench/pg_keyword.py loads once, searches again at once, and explains."""
+    # A server of one's own (MEMORY_TEST_POSTGRES_URL) may keep an earlier one.
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await admin.execute("DROP DATABASE IF EXISTS kw_300")
+    finally:
+        await admin.close()
+    out = tmp_path / "keyword.json"
+    args = ["--size", "300", "--runs", "1", "--queries", "12", "--warmup", "2"]
+    args += ["--url", postgres_url, "--cache", str(tmp_path)]
+    first = _keyword(*args, "--json", str(out))
+    assert "loaded 300" in first.stderr
+    median = json.loads(out.read_text())["median"]
+    assert 0 < median["p50_ms"] <= median["p95_ms"]
+    # The database is kept: the second run finds its memories and loads none.
+    again = _keyword(*args, "--json", str(out))
+    assert "loaded" not in again.stderr
+    assert json.loads(out.read_text())["median"]["p50_ms"] > 0
+    plans = _keyword(*args, "--explain", "1").stdout
+    assert "=== " in plans
+    assert "Scan" in plans
+    assert "postgresql://" not in plans
