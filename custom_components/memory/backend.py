@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
@@ -195,16 +195,3 @@ def _reason(err: BaseException) -> str:
         return f"no answer within {OPEN_TIMEOUT:g} s"
     # check_server's messages name the server without its password already.
     return str(err) if isinstance(err, StoreError) else type(err).__name__
-
-
-def engine_store(store: AnyStore) -> MemoryStore:
-    """Pass either store to engine code typed for `MemoryStore`.
-
-    For recall (`recall_turn`) and digestion (`known_memories`,
-    `Consolidator`): they call `search`, `get`, `get_many`, `find_active`,
-    `active_by_topic`, `stored_vectors`, `add`, `supersede`,
-    `update_content` and `language`, which `PostgresStore` has with the
-    same results (the parity tests in tests/engine/postgres hold it so).
-    Not for SQLite-only code (`reader`, `transaction`): that branches.
-    """
-    return cast("MemoryStore", store)

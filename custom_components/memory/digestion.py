@@ -39,7 +39,6 @@ import probatio
 from .access import scope_label
 from .ai_task import AITaskClient, AITaskFailed, AITaskRateLimited, AITaskUnavailable
 from .availability import outage_level
-from .backend import engine_store
 from .const import (
     CONF_DIGEST_IDLE_MINUTES,
     CONF_DIGEST_MIN_USER_WORDS,
@@ -412,7 +411,7 @@ class Digestion(BackgroundWorker):
         names = names_for(persons, scope_label(self._hass))
         text = known_query(transcript)
         known = await known_memories(
-            engine_store(self._store),
+            self._store,
             persons,
             text=text,
             vector=await async_query_vector(self._embedding, text),
@@ -502,7 +501,7 @@ class Digestion(BackgroundWorker):
             return await async_query_vector(self._embedding, text)
 
         consolidator = Consolidator(
-            engine_store(self._store),
+            self._store,
             embed=embed if self._embedding is not None else None,
         )
         await consolidate(consolidator, candidates, result, resolve=self._resolve)

@@ -29,7 +29,6 @@ from homeassistant.helpers import llm
 from homeassistant.util import dt as dt_util
 
 from .access import scope_label, speaker
-from .backend import engine_store
 from .const import (
     CONF_RECALL_BUDGET,
     CONF_RECALL_EARLIER_HOURS,
@@ -132,7 +131,7 @@ async def _async_recall(
         # provider, or while it is down, slow or rebuilding.
         vector = await async_query_vector(entry.runtime_data.embedding, utterance)
     return await recall_turn(
-        engine_store(entry.runtime_data.store),
+        entry.runtime_data.store,
         Turn(
             utterance=utterance,
             earlier=earlier,

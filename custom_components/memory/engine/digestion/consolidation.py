@@ -48,7 +48,6 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..languages import language_code
-from ..memory_store import MemoryStore
 from ..models import (
     MAX_TAG_CHARS,
     MAX_TAGS,
@@ -61,6 +60,7 @@ from ..models import (
     Source,
     Vector,
 )
+from ..store_api import MemoryCuration
 from ..text import fold, normalize_tag
 from ..vectors import as_unit_vector
 from .near_duplicates import (
@@ -193,7 +193,7 @@ class Consolidator:
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryCuration,
         *,
         embed: Embed | None = None,
         thresholds: Thresholds = DEFAULT_THRESHOLDS,

@@ -31,7 +31,6 @@ from datetime import datetime
 from typing import Any, Final
 
 from ..conversations import MessageRole, StoredMessage
-from ..memory_store import MemoryStore
 from ..models import (
     HOUSEHOLD,
     MAX_CONTENT_CHARS,
@@ -44,6 +43,7 @@ from ..models import (
     Vector,
 )
 from ..privacy import has_secret, redact_secrets
+from ..store_api import MemoryReads
 from ..text import fence_safe
 from .consolidation import Action, Candidate, Consolidator, Outcome, Plan
 from .queue import (
@@ -277,7 +277,7 @@ def known_query(transcript: Transcript) -> str:
 
 
 async def known_memories(
-    store: MemoryStore,
+    store: MemoryReads,
     persons: Sequence[str],
     *,
     text: str,

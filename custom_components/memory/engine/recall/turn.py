@@ -27,9 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 import time
-from typing import Final
+from typing import Final, Protocol
 
-from ..memory_store import MemoryStore
 from ..models import (
     HOUSEHOLD,
     MemoryItem,
@@ -39,8 +38,15 @@ from ..models import (
     SearchQuery,
     Vector,
 )
+from ..store_api import MemoryReads
 from ..text import cut_to_tokens, estimate_tokens, fence_safe
-from .earlier import EarlierTalk, earlier_line, earlier_talks, load_language
+from .earlier import (
+    EarlierReads,
+    EarlierTalk,
+    earlier_line,
+    earlier_talks,
+    load_language,
+)
 from .followups import MAX_EARLIER_TURNS, context_vector, earlier_weights, is_follow_up
 
 # Memories a turn's search ranks before the budget picks from them.
@@ -297,7 +303,14 @@ def _active(item: MemoryItem, now: datetime) -> bool:
     )
 
 
-async def _profiles(store: MemoryStore, speaker: Speaker) -> list[MemoryItem]:
+class TurnReads(MemoryReads, EarlierReads, Protocol):
+    """What a turn's recall reads: memories, and the speaker's earlier talks.
+
+    `MemoryStore` and `PostgresStore` both offer it.
+    """
+
+
+async def _profiles(store: MemoryReads, speaker: Speaker) -> list[MemoryItem]:
     """Return the newest profile of each reachable scope, the household's first."""
     newest = await store.search(
         SearchQuery(types=(MemoryType.PROFILE,), scopes=speaker.scopes, limit=10)
@@ -311,7 +324,7 @@ async def _profiles(store: MemoryStore, speaker: Speaker) -> list[MemoryItem]:
 
 
 async def _earlier(
-    store: MemoryStore, speaker: Speaker, settings: RecallSettings, turn: Turn
+    store: TurnReads, speaker: Speaker, settings: RecallSettings, turn: Turn
 ) -> tuple[list[EarlierTalk], list[str]]:
     """Return the speaker's recent conversations as lines, within their share."""
     talks = await earlier_talks(
@@ -341,7 +354,7 @@ async def _earlier(
 
 
 async def recall_turn(
-    store: MemoryStore,
+    store: TurnReads,
     turn: Turn,
     speaker: Speaker,
     state: ConversationState,
