@@ -194,7 +194,7 @@ def score_sum(*, length: str, k1: str = "$6", b: str = "$7") -> str:
     )"""
 
 
-def ranking_sql(
+def ranking_sql(  # noqa: PLR0913 - the statement's parts, keyword-only
     *,
     terms: str,
     key: str,
@@ -204,15 +204,25 @@ def ranking_sql(
     rows: str,
     where: str,
     limit: str,
+    within: str | None = None,
+    before: str = "",
 ) -> str:
     """Return the ranking statement: `(id, bm25, held)` best first, ties by id.
 
-    `terms`, `key`, `columns`, `tf` and `totals` as for `scored_ctes`;
-    `rows` the table whose `term_count` is a row's length and which `where`
-    filters (as `m`). `held` lists the query terms (by position, from 1)
-    a row holds.
+    `terms`, `key`, `columns`, `tf`, `totals`, `within` and `before` as for
+    `scored_ctes`; `rows` the table whose `term_count` is a row's length
+    and which `where` filters (as `m`). `held` lists the query terms (by
+    position, from 1) a row holds.
     """
-    ctes = scored_ctes(terms=terms, key=key, columns=columns, tf=tf, totals=totals)
+    ctes = scored_ctes(
+        terms=terms,
+        key=key,
+        columns=columns,
+        tf=tf,
+        totals=totals,
+        within=within,
+        before=before,
+    )
     return f"""{ctes}
 SELECT freq.{key} AS id,
     {score_sum(length="m.term_count")} AS bm25,
