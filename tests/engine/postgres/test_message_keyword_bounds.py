@@ -38,7 +38,7 @@ from custom_components.memory.engine.postgres.conversations import (
 )
 from custom_components.memory.engine.postgres.message_search import (
     _BOUNDED,
-    _COUNTS,
+    _INDEX_COUNTS,
     _OF,
     DATA_WEIGHT,
     TERMS_WEIGHT,
@@ -91,6 +91,16 @@ async def _fill(log: AnyConversationLog, rows: int) -> list[int]:
     return [message.id for message in await log.messages(key)]
 
 
+def _term_scans(plan: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Each scan of `message_terms`: its node type, whether an index bounds it."""
+    found: list[tuple[str, bool]] = []
+    if plan.get("Relation Name") == "message_terms":
+        found.append((str(plan["Node Type"]), "Index Cond" in plan))
+    for child in plan.get("Plans", ()):
+        found += _term_scans(child)
+    return found
+
+
 def _table_rows(plan: dict[str, Any]) -> list[int]:
     """Rows each scan of `message_terms` reading postings' `tf` returned (all loops)."""
     found: list[int] = []
@@ -103,7 +113,7 @@ def _table_rows(plan: dict[str, Any]) -> list[int]:
     return found
 
 
-async def _explained(pool: Any, sql: str, *args: Any) -> list[int]:
+async def _plan(pool: Any, sql: str, *args: Any) -> dict[str, Any]:
     async with pool.acquire() as connection, connection.transaction():
         # A few hundred rows fit a page or two, where reading them all is
         # the planner's cheapest way; at scale it takes the index's ranges.
@@ -112,7 +122,12 @@ async def _explained(pool: Any, sql: str, *args: Any) -> list[int]:
         text = await connection.fetchval(
             "EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) " + sql, *args
         )
-    return _table_rows(json.loads(text)[0]["Plan"])
+    plan: dict[str, Any] = json.loads(text)[0]["Plan"]
+    return plan
+
+
+async def _explained(pool: Any, sql: str, *args: Any) -> list[int]:
+    return _table_rows(await _plan(pool, sql, *args))
 
 
 async def test_a_common_terms_message_postings_are_read_from_the_bound_only(
@@ -136,10 +151,13 @@ async def test_a_common_terms_message_postings_are_read_from_the_bound_only(
     assert read and max(read) <= BUDGET
     of = await _explained(pg_store.pool, _OF, *head, newest[:3])
     assert of and max(of) <= 3
-    # n still counts every message holding the word, as FTS5's idf does.
+    # n still counts every message holding the word, as FTS5's idf does,
+    # from the postings' index alone (its range of the term).
     async with pg_store.pool.acquire() as connection:
-        total, counts = await connection.fetchrow(_COUNTS, terms, flags)
+        total, counts = await connection.fetchrow(_INDEX_COUNTS, terms, flags)
     assert (int(total), list(counts)) == (ROWS, [ROWS])
+    plan = await _plan(pg_store.pool, _INDEX_COUNTS, terms, flags)
+    assert set(_term_scans(plan)) == {("Index Only Scan", True)}
     scored = await log.keywords.keyword_of(keywords, newest[:3])
     assert [hit[0] for hit in scored] == newest[:3]
 

@@ -3,7 +3,8 @@
 Memories (`keywords`) and messages (`message_search`) rank the same way,
 over their own postings, statistics and rows: `ranking_sql` builds the ranking
 statement, `counts_sql` the statement that reads the index's rows and each
-query term's rows (for the engine's idf weights), `totals_ddl` the
+query term's rows (for the engine's idf weights; `index_counts_sql` the same
+from the postings' index), `totals_ddl` the
 triggers that keep an index's row and token totals and `compact_totals`
 the statement that folds them. The formula is FTS5's
 (`fts5_aux.c`; see `keywords`' docstring): the terms' frequencies first,
@@ -252,6 +253,29 @@ SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM {totals}),
                 THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
                     AND starts_with(t.term, q.term)
                 ELSE t.term = q.term END)
+        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+        ORDER BY q.ord
+    )
+"""  # noqa: S608 - table and column names are the room's own constants
+
+
+def index_counts_sql(*, terms: str, key: str, totals: str) -> str:
+    """Return `counts_sql`'s statement, each term's rows counted from the index.
+
+    The same row: an exact term has one posting a row (the primary key
+    `(term, key)`), so its n is an index-only count of its range, never a
+    filter over every posting; a prefix counts the distinct rows of the
+    terms its range holds.
+    """
+    return f"""
+SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM {totals}),
+    array(
+        SELECT CASE WHEN q.prefix
+            THEN (SELECT count(DISTINCT t.{key}) FROM {terms} t
+                WHERE t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, q.term))
+            ELSE (SELECT count(*) FROM {terms} t WHERE t.term = q.term)
+            END
         FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
         ORDER BY q.ord
     )

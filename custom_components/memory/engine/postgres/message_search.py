@@ -17,7 +17,8 @@ against its whole index before the join filters. A common term's postings
 are not all read where the MATCH does not need them: `keyword_side` reads
 them only from its `newest` bound on (SQLite's MATCH budget) and
 `keyword_of` only its messages', n then counted from the postings' index
-(`bm25.scored_ctes`' `within`), as the memories' search does.
+(`bm25.scored_ctes`' `within`, `bm25.index_counts_sql` for the engine's idf
+weights), as the memories' search does.
 
 `matches` is the search of a query with words: the engine's keyword query
 (`search.keyword_query`, its numbers from `message_terms` through
@@ -51,7 +52,7 @@ from ..search import (
     keyword_query,
 )
 from ..store import validate_limit
-from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
+from .bm25 import KeywordHit, index_counts_sql, query_flags, ranked_hits, ranking_sql
 from .search_keywords import PgTermCounts, lowest_cte, match_terms
 
 # FTS5 column weights of `conversation_messages_fts`: terms, data (as
@@ -104,7 +105,9 @@ _OF: Final = ranking_sql(
     limit="ALL",
     within="= ANY($8::int8[])",
 )
-_COUNTS: Final = counts_sql(
+# The index's rows and each term's (`counts_sql`'s), counted from the
+# postings' index.
+_INDEX_COUNTS: Final = index_counts_sql(
     terms="message_terms", key="message_id", totals="message_term_totals"
 )
 _TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM message_term_totals"
@@ -204,7 +207,7 @@ class PostgresMessageSearch:
             terms, flags = match_terms(keywords.expression)
             hits = await ranked_hits(
                 connection,
-                (_BOUNDED, _COUNTS),
+                (_BOUNDED, _INDEX_COUNTS),
                 (terms, flags),
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (
@@ -241,7 +244,7 @@ class PostgresMessageSearch:
         async with self._pool.acquire() as connection:
             found = await ranked_hits(
                 connection,
-                (_OF, _COUNTS),
+                (_OF, _INDEX_COUNTS),
                 (terms, flags),
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (list(ids),),
@@ -276,7 +279,7 @@ class PostgresMessageSearch:
         async with self._pool.acquire() as connection:
             return await ranked_hits(
                 connection,
-                (_SEARCH, _COUNTS),
+                (_SEARCH, _INDEX_COUNTS),
                 query,
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (None if scopes is None else list(scopes), since, limit),
