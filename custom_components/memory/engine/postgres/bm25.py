@@ -3,7 +3,8 @@
 Memories (`keywords`) and messages (`message_search`) rank the same way,
 over their own postings, statistics and rows: `ranking_sql` builds the ranking
 statement, `counts_sql` the statement that reads the index's rows and each
-query term's rows (for the engine's idf weights), `totals_ddl` the
+query term's rows (for the engine's idf weights; `index_counts_sql` the same
+from the postings' index), `totals_ddl` the
 triggers that keep an index's row and token totals and `compact_totals`
 the statement that folds them. The formula is FTS5's
 (`fts5_aux.c`; see `keywords`' docstring): the terms' frequencies first,
@@ -194,7 +195,7 @@ def score_sum(*, length: str, k1: str = "$6", b: str = "$7") -> str:
     )"""
 
 
-def ranking_sql(
+def ranking_sql(  # noqa: PLR0913 - the statement's parts, keyword-only
     *,
     terms: str,
     key: str,
@@ -204,15 +205,25 @@ def ranking_sql(
     rows: str,
     where: str,
     limit: str,
+    within: str | None = None,
+    before: str = "",
 ) -> str:
     """Return the ranking statement: `(id, bm25, held)` best first, ties by id.
 
-    `terms`, `key`, `columns`, `tf` and `totals` as for `scored_ctes`;
-    `rows` the table whose `term_count` is a row's length and which `where`
-    filters (as `m`). `held` lists the query terms (by position, from 1)
-    a row holds.
+    `terms`, `key`, `columns`, `tf`, `totals`, `within` and `before` as for
+    `scored_ctes`; `rows` the table whose `term_count` is a row's length
+    and which `where` filters (as `m`). `held` lists the query terms (by
+    position, from 1) a row holds.
     """
-    ctes = scored_ctes(terms=terms, key=key, columns=columns, tf=tf, totals=totals)
+    ctes = scored_ctes(
+        terms=terms,
+        key=key,
+        columns=columns,
+        tf=tf,
+        totals=totals,
+        within=within,
+        before=before,
+    )
     return f"""{ctes}
 SELECT freq.{key} AS id,
     {score_sum(length="m.term_count")} AS bm25,
@@ -242,6 +253,29 @@ SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM {totals}),
                 THEN t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
                     AND starts_with(t.term, q.term)
                 ELSE t.term = q.term END)
+        FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
+        ORDER BY q.ord
+    )
+"""  # noqa: S608 - table and column names are the room's own constants
+
+
+def index_counts_sql(*, terms: str, key: str, totals: str) -> str:
+    """Return `counts_sql`'s statement, each term's rows counted from the index.
+
+    The same row: an exact term has one posting a row (the primary key
+    `(term, key)`), so its n is an index-only count of its range, never a
+    filter over every posting; a prefix counts the distinct rows of the
+    terms its range holds.
+    """
+    return f"""
+SELECT (SELECT greatest(coalesce(sum(rows), 0), 1) FROM {totals}),
+    array(
+        SELECT CASE WHEN q.prefix
+            THEN (SELECT count(DISTINCT t.{key}) FROM {terms} t
+                WHERE t.term >= q.term AND t.term < q.term || U&'\\+10FFFF'
+                    AND starts_with(t.term, q.term))
+            ELSE (SELECT count(*) FROM {terms} t WHERE t.term = q.term)
+            END
         FROM unnest($1::text[], $2::bool[]) WITH ORDINALITY AS q(term, prefix, ord)
         ORDER BY q.ord
     )

@@ -13,7 +13,12 @@ row's length dl its tokens in every column, unweighted, avgdl the token
 total over N, and n (for idf) the rows holding the term in either column.
 A query term is looked for in both columns, as a MATCH without a column
 filter is. Only then are rows filtered (scopes, since), as the MATCH scores
-against its whole index before the join filters.
+against its whole index before the join filters. A common term's postings
+are not all read where the MATCH does not need them: `keyword_side` reads
+them only from its `newest` bound on (SQLite's MATCH budget) and
+`keyword_of` only its messages', n then counted from the postings' index
+(`bm25.scored_ctes`' `within`, `bm25.index_counts_sql` for the engine's idf
+weights), as the memories' search does.
 
 `matches` is the search of a query with words: the engine's keyword query
 (`search.keyword_query`, its numbers from `message_terms` through
@@ -39,10 +44,16 @@ from typing import Any, Final
 from ..conversations import MESSAGE_COLUMNS, MessageHit, MessageQuery, row_to_message
 from ..languages import language_code
 from ..models import to_timestamp
-from ..search import KEYWORD_OVERFETCH, KEYWORD_POOL, KeywordQuery, keyword_query
+from ..search import (
+    KEYWORD_OVERFETCH,
+    KEYWORD_POOL,
+    MATCH_BUDGET,
+    KeywordQuery,
+    keyword_query,
+)
 from ..store import validate_limit
-from .bm25 import KeywordHit, counts_sql, query_flags, ranked_hits, ranking_sql
-from .search_keywords import PgTermCounts, match_terms
+from .bm25 import KeywordHit, index_counts_sql, query_flags, ranked_hits, ranking_sql
+from .search_keywords import PgTermCounts, lowest_cte, match_terms
 
 # FTS5 column weights of `conversation_messages_fts`: terms, data (as
 # `conversations.search.BM25_WEIGHTS`).
@@ -50,31 +61,53 @@ TERMS_WEIGHT: Final = 1.0
 DATA_WEIGHT: Final = 0.3
 _ASCII_SEPARATORS: Final = re.compile(r"[^a-z0-9]+")
 
+_TF: Final = "sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8"
+_FILTERS: Final = (
+    "($8::text[] IS NULL OR m.scope = ANY($8::text[]))"
+    " AND ($9::float8 IS NULL OR m.created_at >= $9::float8)"
+)
 _SEARCH: Final = ranking_sql(
     terms="message_terms",
     key="message_id",
     columns=("tf", "tf_data"),
-    tf="sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8",
+    tf=_TF,
     totals="message_term_totals",
     rows="conversation_messages",
-    where=(
-        "($8::text[] IS NULL OR m.scope = ANY($8::text[]))"
-        " AND ($9::float8 IS NULL OR m.created_at >= $9::float8)"
-    ),
+    where=_FILTERS,
     limit="$10",
 )
+# The MATCH of `keyword_side`: as `_SEARCH`, each term's postings read only
+# from the `lowest` row on, that of the MATCH's $11-th newest (0: every
+# row), as FTS5 reads the SQLite log's MATCH with its `newest` bound; n is
+# then counted from the postings' index (`bm25.scored_ctes`' `within`).
+_BOUNDED: Final = ranking_sql(
+    terms="message_terms",
+    key="message_id",
+    columns=("tf", "tf_data"),
+    tf=_TF,
+    totals="message_term_totals",
+    rows="conversation_messages",
+    where=_FILTERS,
+    limit="$10",
+    within=">= (SELECT id FROM lowest)",
+    before=lowest_cte("message_terms", "message_id", "$11"),
+)
 # The bm25 of given messages ($8), whatever their filters: `keyword_of`.
+# Only their own postings are read.
 _OF: Final = ranking_sql(
     terms="message_terms",
     key="message_id",
     columns=("tf", "tf_data"),
-    tf="sum(tf)::float8 * $3::float8 + sum(tf_data)::float8 * $4::float8",
+    tf=_TF,
     totals="message_term_totals",
     rows="conversation_messages",
     where="m.id = ANY($8::int8[])",
     limit="ALL",
+    within="= ANY($8::int8[])",
 )
-_COUNTS: Final = counts_sql(
+# The index's rows and each term's (`counts_sql`'s), counted from the
+# postings' index.
+_INDEX_COUNTS: Final = index_counts_sql(
     terms="message_terms", key="message_id", totals="message_term_totals"
 )
 _TOTAL_ROWS: Final = "SELECT coalesce(sum(rows), 0) FROM message_term_totals"
@@ -130,6 +163,9 @@ def _tokenizer() -> sqlite3.Connection:
 class PostgresMessageSearch:
     """Keyword search over the `message_terms` postings of one database."""
 
+    # Rows a keyword MATCH may find, as the SQLite log's `MessageCorpus`.
+    match_budget: int = MATCH_BUDGET
+
     def __init__(self, pool: Any) -> None:
         """Hold the asyncpg pool of a database `schema.migrate` set up."""
         self._pool = pool
@@ -150,8 +186,10 @@ class PostgresMessageSearch:
         `default`, compound heads as prefixes, numbers from `message_terms`),
         its MATCH terms ranked by bm25 (`keywords`), terms outside the MATCH
         ranked in as `KeywordQuery.rest` does, each hit's coverage by
-        `KeywordQuery.hit`. Not bounded to the newest rows (`newest`): every
-        match is ranked.
+        `KeywordQuery.hit`. Bounded as FTS5 bounds it: a MATCH whose rarest
+        terms are in more rows than `match_budget` ranks only its newest
+        `match_budget` rows (`KeywordQuery.newest`), whose postings alone
+        are read (`_BOUNDED`).
         """
         pool = max(KEYWORD_POOL, query.limit)
         async with self._pool.acquire() as connection:
@@ -161,19 +199,22 @@ class PostgresMessageSearch:
                 [language_code(query.language, default), default],
                 vocab=self._counts,
                 total=int(await connection.fetchval(_TOTAL_ROWS)),
+                budget=self.match_budget,
+                index="message_terms",
             )
             if keywords is None:
                 return [], None
             terms, flags = match_terms(keywords.expression)
             hits = await ranked_hits(
                 connection,
-                (_SEARCH, _COUNTS),
+                (_BOUNDED, _INDEX_COUNTS),
                 (terms, flags),
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (
                     None if query.scopes is None else list(query.scopes),
                     to_timestamp(query.since),
                     pool * KEYWORD_OVERFETCH if keywords.others else pool,
+                    keywords.newest,
                 ),
             )
             rows = await connection.fetch(
@@ -203,7 +244,7 @@ class PostgresMessageSearch:
         async with self._pool.acquire() as connection:
             found = await ranked_hits(
                 connection,
-                (_OF, _COUNTS),
+                (_OF, _INDEX_COUNTS),
                 (terms, flags),
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (list(ids),),
@@ -238,7 +279,7 @@ class PostgresMessageSearch:
         async with self._pool.acquire() as connection:
             return await ranked_hits(
                 connection,
-                (_SEARCH, _COUNTS),
+                (_SEARCH, _INDEX_COUNTS),
                 query,
                 (TERMS_WEIGHT, DATA_WEIGHT),
                 (None if scopes is None else list(scopes), since, limit),

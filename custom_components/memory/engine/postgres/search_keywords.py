@@ -82,25 +82,37 @@ _BM25: Final = score_sum(length="s.term_count", k1="$4", b="$5")
 # row is among its own term's newest $6 rows, so each term's newest $6 (a
 # backward range of the primary key, distinct for a prefix) are all read,
 # never a common term's every posting.
-_LOWEST: Final = """
+_LOWEST_OF: Final = """
 lowest AS MATERIALIZED (
-    SELECT CASE WHEN $6::int > 0 THEN coalesce((
-        SELECT d.memory_id FROM (
-            SELECT DISTINCT p.memory_id FROM query CROSS JOIN LATERAL (
-                (SELECT t.memory_id FROM memory_terms t
+    SELECT CASE WHEN {newest}::int > 0 THEN coalesce((
+        SELECT d.{key} FROM (
+            SELECT DISTINCT p.{key} FROM query CROSS JOIN LATERAL (
+                (SELECT t.{key} FROM {terms} t
                 WHERE NOT query.prefix AND t.term = query.term
-                ORDER BY t.memory_id DESC LIMIT $6::int)
+                ORDER BY t.{key} DESC LIMIT {newest}::int)
                 UNION ALL
-                (SELECT DISTINCT t.memory_id FROM memory_terms t
+                (SELECT DISTINCT t.{key} FROM {terms} t
                 WHERE query.prefix AND t.term >= query.term
                     AND t.term < query.term || U&'\\+10FFFF'
                     AND starts_with(t.term, query.term)
-                ORDER BY t.memory_id DESC LIMIT $6::int)
+                ORDER BY t.{key} DESC LIMIT {newest}::int)
             ) AS p
         ) AS d
-        ORDER BY d.memory_id DESC OFFSET greatest($6::int - 1, 0) LIMIT 1
+        ORDER BY d.{key} DESC OFFSET greatest({newest}::int - 1, 0) LIMIT 1
     ), 0) ELSE 0 END AS id
 ),"""
+
+
+def lowest_cte(terms: str, key: str, newest: str) -> str:
+    """Return the CTE `lowest` (ending with a comma) over the postings `terms`.
+
+    The `id` from which a MATCH with the bound `newest` (a parameter, 0:
+    every row) reads its rows, as `_LOWEST` is for memories.
+    """
+    return _LOWEST_OF.format(terms=terms, key=key, newest=newest)
+
+
+_LOWEST: Final = lowest_cte("memory_terms", "memory_id", "$6")
 
 # The ranked MATCH: $6 newest (0: every row), $7 and $8 the terms outside
 # it (prefixes), $9 the rows fetched (`wanted`) for `every`, $10 for the
