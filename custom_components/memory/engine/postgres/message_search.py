@@ -66,27 +66,32 @@ _FILTERS: Final = (
     "($8::text[] IS NULL OR m.scope = ANY($8::text[]))"
     " AND ($9::float8 IS NULL OR m.created_at >= $9::float8)"
 )
-_SEARCH: Final = ranking_sql(
-    terms="message_terms",
-    key="message_id",
-    columns=("tf", "tf_data"),
-    tf=_TF,
-    totals="message_term_totals",
-    rows="conversation_messages",
-    where=_FILTERS,
-    limit="$10",
-)
+
+
+def _ranking(
+    *, where: str, limit: str, within: str | None = None, before: str = ""
+) -> str:
+    """Return `bm25.ranking_sql` over the messages' postings, with its own filters."""
+    return ranking_sql(
+        terms="message_terms",
+        key="message_id",
+        columns=("tf", "tf_data"),
+        tf=_TF,
+        totals="message_term_totals",
+        rows="conversation_messages",
+        where=where,
+        limit=limit,
+        within=within,
+        before=before,
+    )
+
+
+_SEARCH: Final = _ranking(where=_FILTERS, limit="$10")
 # The MATCH of `keyword_side`: as `_SEARCH`, each term's postings read only
 # from the `lowest` row on, that of the MATCH's $11-th newest (0: every
 # row), as FTS5 reads the SQLite log's MATCH with its `newest` bound; n is
 # then counted from the postings' index (`bm25.scored_ctes`' `within`).
-_BOUNDED: Final = ranking_sql(
-    terms="message_terms",
-    key="message_id",
-    columns=("tf", "tf_data"),
-    tf=_TF,
-    totals="message_term_totals",
-    rows="conversation_messages",
+_BOUNDED: Final = _ranking(
     where=_FILTERS,
     limit="$10",
     within=">= (SELECT id FROM lowest)",
@@ -94,16 +99,8 @@ _BOUNDED: Final = ranking_sql(
 )
 # The bm25 of given messages ($8), whatever their filters: `keyword_of`.
 # Only their own postings are read.
-_OF: Final = ranking_sql(
-    terms="message_terms",
-    key="message_id",
-    columns=("tf", "tf_data"),
-    tf=_TF,
-    totals="message_term_totals",
-    rows="conversation_messages",
-    where="m.id = ANY($8::int8[])",
-    limit="ALL",
-    within="= ANY($8::int8[])",
+_OF: Final = _ranking(
+    where="m.id = ANY($8::int8[])", limit="ALL", within="= ANY($8::int8[])"
 )
 # The index's rows and each term's (`counts_sql`'s), counted from the
 # postings' index.
