@@ -1,4 +1,4 @@
-"""Fixtures of the PostgreSQL memories' tests: a migrated database's pool and its parts."""
+"""Fixtures of the PostgreSQL memories' tests: a migrated database's pool, its parts, open stores."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from custom_components.memory.engine.postgres import (
 )
 from tests.engine.conftest import START, FakeClock, StoreFactory
 from tests.engine.postgres.parity import Both
+from tests.engine.postgres.stores import PgStores
 
 
 @pytest.fixture
@@ -70,3 +71,13 @@ def backend_url(request: pytest.FixtureRequest) -> str | None:
         return None
     url: str = request.getfixturevalue("postgres_database")
     return url
+
+
+@pytest.fixture
+async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
+    """Open PostgresStores on one fresh database; all closed after the test."""
+    opened = PgStores(postgres_database, clock)
+    try:
+        yield opened
+    finally:
+        await opened.close_all()

@@ -11,11 +11,8 @@ send still decodes to None.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 import json
-
-import pytest
 
 from custom_components.memory.engine.embedding import MEMORIES
 from custom_components.memory.engine.postgres import PostgresStore
@@ -32,16 +29,6 @@ from tests.engine.postgres.stores import Heard, PgStores
 
 # Long enough for a notice on a loaded test machine, short for a missing one.
 WAIT = 5.0
-
-
-@pytest.fixture
-async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
-    """Open PostgresStores on one fresh database; all closed after the test."""
-    opened = PgStores(postgres_database, clock)
-    try:
-        yield opened
-    finally:
-        await opened.close_all()
 
 
 async def _listened(

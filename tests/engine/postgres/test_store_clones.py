@@ -10,28 +10,15 @@ the name the integration passes, `store.instance`, alike).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-
-import pytest
 
 from custom_components.memory.engine import MessageRole
 from custom_components.memory.engine.postgres import digest_queue
-from tests.engine.conftest import FakeClock, memory
+from tests.engine.conftest import memory
 from tests.engine.postgres.services import now_of, side_of, talk
 from tests.engine.postgres.stores import PgStores
 
 CLONED = "ha-cloned-instance-id"
-
-
-@pytest.fixture
-async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
-    """Open PostgresStores on one fresh database; all closed after the test."""
-    opened = PgStores(postgres_database, clock)
-    try:
-        yield opened
-    finally:
-        await opened.close_all()
 
 
 async def test_cloned_stores_hear_each_others_writes(stores: PgStores) -> None:

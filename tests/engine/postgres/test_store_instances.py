@@ -13,7 +13,6 @@ URL's password.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 import logging
 
 import asyncpg
@@ -32,16 +31,6 @@ from tests.engine.conftest import FakeClock, ids, memory, near, unit, vector
 from tests.engine.postgres.stores import Heard, PgStores
 
 SECRET = "hunter2-secret"
-
-
-@pytest.fixture
-async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
-    """Open PostgresStores on one fresh database; all closed after the test."""
-    opened = PgStores(postgres_database, clock)
-    try:
-        yield opened
-    finally:
-        await opened.close_all()
 
 
 async def test_a_write_through_one_reaches_the_other(stores: PgStores) -> None:

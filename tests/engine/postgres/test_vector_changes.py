@@ -57,16 +57,6 @@ _KEPT = (
 _AGGREGATE = re.compile(r"^SELECT (count|max)\(.*\bFROM memory_vectors\b")
 
 
-@pytest.fixture
-async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgStores]:
-    """Open PostgresStores on one fresh database; all closed after the test."""
-    opened = PgStores(postgres_database, clock)
-    try:
-        yield opened
-    finally:
-        await opened.close_all()
-
-
 def expected_scale(vectors: dict[int, Vector], query: Vector) -> tuple[float, float]:
     """Give the scale of a sample drawn afresh from `vectors` offered in id order."""
     sample = CosineScale()
