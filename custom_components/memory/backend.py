@@ -45,7 +45,13 @@ from .engine import (
     MemoryStore,
     StoreError,
 )
-from .engine.postgres import AnyStore, PostgresStore, redact_url
+from .engine.postgres import (
+    COMMAND_TIMEOUT,
+    CONNECT_TIMEOUT,
+    AnyStore,
+    PostgresStore,
+    redact_url,
+)
 from .repairs import async_clear_database_corrupt, async_raise_database_corrupt
 from .vector_backend import async_vector_backend_available
 
@@ -56,11 +62,10 @@ POSTGRES_REQUIREMENTS: Final = ["asyncpg==0.32.0"]
 
 # Longest set-up waits for a PostgreSQL server before Home Assistant retries.
 OPEN_TIMEOUT: Final = 10.0
-# A loaded store's bounds (seconds): each connection attempt, and each query
-# or wait for a pooled connection; past them a call is `DatabaseUnavailableError`.
-# Constants, not options: tests make them short.
-CONNECT_TIMEOUT: Final = 10.0
-COMMAND_TIMEOUT: Final = 30.0
+# A loaded store's bounds, `CONNECT_TIMEOUT` (each connection attempt) and
+# `COMMAND_TIMEOUT` (each query or wait for a pooled connection), are the
+# engine's, imported above: not options, but names of this module that
+# tests make short.
 
 
 def entry_backend(data: Mapping[str, Any]) -> str:

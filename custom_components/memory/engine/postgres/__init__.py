@@ -30,6 +30,7 @@ from .conversation_reads import PostgresConversationReads
 from .conversations import PostgresConversationLog
 from .curation import PostgresCuration
 from .digest_queue import PostgresDigestQueue
+from .faults import COMMAND_TIMEOUT, CONNECT_TIMEOUT
 from .job_store import PostgresJobs
 from .keywords import PostgresKeywords
 from .memories import PostgresMemories
@@ -64,6 +65,8 @@ from .vectors import PgVectorIndex, create_vector_table, register_vector
 
 __all__ = [
     "CHANNEL",
+    "COMMAND_TIMEOUT",
+    "CONNECT_TIMEOUT",
     "MIN_SERVER_VERSION",
     "SCHEMA_VERSION",
     "AnyConversationLog",
