@@ -5,7 +5,8 @@ cells below the better single signal that no constant of the shipped fusion
 fixes. This harness tries a gate: per query, from features the engine has
 at query time, either the shipped fusion or another member of its family
 (the keyword share scaled by `s`: 0 leaves the vectors with their rank
-bonus and the context step, above 1 leans on the keywords). It reads the
+bonus and the context step, above 1 leans on the keywords; `inf` is the
+keywords-alone order, the rest by cosine, `keywords_first`). It reads the
 recordings of `bench/fusion_replay.py record` and nothing else.
 
 Features of a query (all on the model's scale, none tuned per model):
@@ -49,6 +50,7 @@ import argparse
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 import itertools
+import math
 from pathlib import Path
 import pickle
 import sys
@@ -56,16 +58,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+REPO: Final = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "custom_components" / "memory"))
 
 if TYPE_CHECKING:
     from bench import fusion_replay as replay
+    from custom_components.memory.engine.search import fusion
 else:
+    from engine.search import fusion
     import fusion_replay as replay
 
 SHIPPED: Final = "decay:a=1,grp=1,w=0.4,z=5,t=1.25,lam=0.3,k=2"
 # The alternatives a gate may pick: the shipped family, keyword share times s.
-SHARES: Final = (0.0, 0.5, 1.5, 2.0)
+SHARES: Final = (0.0, 0.5, 1.5, 2.0, 2.5, math.inf)
 # LoCoMo dev R@10 floors (issue #22): MiniLM turns and memories; e5 may fall
 # at most E5_SLACK below the shipped fusion.
 MINILM_FLOOR: Final = (0.757, 0.642)
@@ -115,6 +121,25 @@ def fusion_spec(share: float) -> str:
     return f"{SHIPPED},w={0.4 * share:g}" if share != 1 else SHIPPED
 
 
+def keywords_first(
+    keyword: replay.Keyword,
+    semantic: replay.Semantic,
+    similarity: dict[int, float],
+    _scale: Any,
+    _record: replay.Record | None = None,
+) -> list[fusion.Ranked]:
+    """Rank the keyword hits as keywords alone do, then the rest by cosine."""
+    cosines = dict(similarity)
+    cosines.update(semantic)
+    ranked = [fusion.Ranked(i, 1 + s, ()) for i, s in fusion.keyword_scores(keyword)]
+    hits = {entry.id for entry in ranked}
+    rest = sorted((i for i in cosines if i not in hits), key=lambda i: (-cosines[i], i))
+    ranked.extend(
+        fusion.Ranked(i, 1 - n / (len(rest) + 1), ()) for n, i in enumerate(rest)
+    )
+    return ranked
+
+
 @dataclass(slots=True)
 class Table:
     """One recording: per query its group, features and metrics per alternative.
@@ -137,7 +162,11 @@ def table(records: Sequence[replay.Record]) -> Table:
     feats = np.array([features(r) for r in chosen])
     metrics = []
     for share in (1.0, *SHARES):
-        fuse = replay.parse_fusion(fusion_spec(share))
+        fuse = (
+            keywords_first
+            if math.isinf(share)
+            else replay.parse_fusion(fusion_spec(share))
+        )
         first, second = [], []
         for record in chosen:
             ranked = replay.ranking(record, fuse)
