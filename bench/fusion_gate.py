@@ -14,7 +14,8 @@ Features of a query (all on the model's scale, none tuned per model):
 the same gap between the best cosine and the second, `cov` the best keyword
 hit's grouped coverage (the share of the query's idf it holds, terms the
 same hits hold counted once), `ab` the share of the query's idf in terms no
-row holds, `agree` whether the two lists' first places are one memory.
+row holds, `agree` whether the two lists' first places are one memory,
+`gap` the best bm25's lead over the second, over the best.
 
 Families (each 2 or 3 free parameters, a threshold grid each):
 
@@ -22,11 +23,12 @@ Families (each 2 or 3 free parameters, a threshold grid each):
 - `zab`: the alternative when z >= Z and ab >= A;
 - `mc`: the alternative when m >= M and cov <= C;
 - `dis`: the alternative when the tops disagree, z >= Z and cov <= C;
+- `gz`: the alternative when z >= Z and gap <= G;
 - `zabc`: keyword share halved when z >= Z, ab >= A and cov <= C;
 - `kz`: the keyword-leaning alternative when z < Z and cov >= C;
 - `two`: `zc`'s vector side and `kz`'s keyword side on one (Z, C).
 
-Z runs 1.5 to 5 by 0.25, C and A 0.1 to 1 by 0.05, M 0.1 to 2 by 0.1;
+Z runs 1.5 to 5 by 0.25, C, A and G 0.1 to 1 by 0.05, M 0.1 to 2 by 0.1;
 `s` is one of SHARES. The oracle (each query's best alternative, known
 only after the fact) bounds what any gate over these alternatives can do.
 
@@ -76,7 +78,7 @@ SHARES: Final = (0.0, 0.5, 1.5, 2.0, 2.5, math.inf)
 # at most E5_SLACK below the shipped fusion.
 MINILM_FLOOR: Final = (0.757, 0.642)
 E5_SLACK: Final = 0.005
-FEATURES: Final = ("z", "m", "cov", "ab", "agree")
+FEATURES: Final = ("z", "m", "cov", "ab", "agree", "gap")
 type Array = np.ndarray[Any, np.dtype[np.float64]]
 
 
@@ -98,7 +100,7 @@ def load(name: str, directory: Path) -> list[replay.Record]:
 
 
 def features(record: replay.Record) -> tuple[float, ...]:
-    """Give the query's (z, m, cov, ab, agree); see the module docstring."""
+    """Give the query's (z, m, cov, ab, agree, gap); see the module docstring."""
     level, spread = record.scale or (0.0, 0.0)  # every recorded query has one
     cosines = dict(record.similarity)
     cosines.update(record.semantic)
@@ -113,7 +115,13 @@ def features(record: replay.Record) -> tuple[float, ...]:
     keywords = replay.keyword_alone(record)
     top_vector = min(cosines, key=lambda i: (-cosines[i], i))
     agree = float(bool(keywords) and keywords[0] == top_vector)
-    return (z, margin, top_coverage, replay.absent_share(record), agree)
+    bm25 = sorted((max(-b, 0.0) for _i, b, _c in record.keyword), reverse=True)
+    gap = (
+        (bm25[0] - (bm25[1] if len(bm25) > 1 else 0.0)) / bm25[0]
+        if bm25 and bm25[0]
+        else 0.0
+    )
+    return (z, margin, top_coverage, replay.absent_share(record), agree, gap)
 
 
 def fusion_spec(share: float) -> str:
@@ -221,6 +229,7 @@ def families() -> Iterator[tuple[str, str, Gate, int]]:
         yield "zc", f"Z={z},C={c},s={SHARES[alt - 1]}", _zc(z, c), alt
         yield "dis", f"Z={z},C={c},s={SHARES[alt - 1]}", _dis(z, c), alt
         yield "zab", f"Z={z},A={c},s={SHARES[alt - 1]}", _zab(z, c), alt
+        yield "gz", f"Z={z},G={c},s={SHARES[alt - 1]}", _gz(z, c), alt
     for z, a, c in itertools.product(zs, cs, cs):
         yield "zabc", f"Z={z},A={a},C={c},s=0.5", _zabc(z, a, c), SHARES.index(0.5) + 1
     for alt, m, c in itertools.product(vector_side, ms, cs):
@@ -244,6 +253,10 @@ def _zc(z: float, c: float) -> Gate:
 
 def _dis(z: float, c: float) -> Gate:
     return lambda f: (f["agree"] == 0) & (f["z"] >= z) & (f["cov"] <= c)
+
+
+def _gz(z: float, g: float) -> Gate:
+    return lambda f: (f["z"] >= z) & (f["gap"] <= g)
 
 
 def _zab(z: float, a: float) -> Gate:
