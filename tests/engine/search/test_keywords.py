@@ -331,3 +331,90 @@ async def test_the_match_budget_grows_with_the_index(store: MemoryStore) -> None
     )
     assert wider is not None
     assert wider.newest == 5
+
+
+# Words whose analysis differs from a plain split: compounds, diacritics,
+# apostrophes, plurals, CJK, a unit.
+_WORDS = [
+    "kitchen",
+    "kitchens",
+    "boiler",
+    "Müllabfuhr",
+    "Restmülltonne",
+    "Müll",
+    "café",
+    "cafe",
+    "Geburtstag",
+    "Geburtstagsfeier",
+    "生日",
+    "派对",
+    "l'école",
+    "école",
+    "naïve",
+    "don't",
+    "x-ray",
+    "19°C",
+    "voetbal",
+    "voetbaltraining",
+    "fietsen",
+    "fiets",
+    "vélo",
+    "vélos",
+    "Heizöltank",
+    "Öl",
+]
+_LANGUAGES = ("en", "de", "fr", "nl", "zh")
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4).map(" ".join),
+    language=st.sampled_from(_LANGUAGES),
+    budget=st.sampled_from([1, 3, 10_000]),
+)
+async def test_a_rows_terms_say_what_fts5_finds(
+    store: MemoryStore, query: str, language: str, budget: int
+) -> None:
+    """`KeywordQuery.found` judges rows on their terms as FTS5's MATCH does.
+
+    The hybrid search scores pooled rows outside the keyword pool this way
+    when the fusion reads coverage, not bm25: the same rows must be hits,
+    holding the same terms, as `keyword_of` finds through FTS5.
+    """
+    if not await store.search(SearchQuery(text="kitchen boiler")):
+        texts = [
+            " ".join(_WORDS[(i * 7 + k * 3) % len(_WORDS)] for k in range(1 + i % 4))
+            for i in range(48)
+        ]
+        await store.add_many(
+            [
+                memory(text, language=_LANGUAGES[i % len(_LANGUAGES)])
+                for i, text in enumerate([*texts, "kitchen boiler"])
+            ]
+        )
+    keywords = await keyword_query(
+        store.reader,
+        query,
+        [language, "en"],
+        vocab="memories_fts_vocab",
+        total=await store.finder._hybrid.rows.count(store.reader),
+        budget=budget,
+    )
+    if keywords is None:
+        return
+    rows = [
+        (int(row[0]), str(row[1]))
+        for row in await store.reader.execute_fetchall("SELECT id, terms FROM memories")
+    ]
+    through_fts5 = await store.finder._hybrid.keyword_of(
+        store.reader, keywords, [row[0] for row in rows]
+    )
+    on_terms = keywords.found(rows)
+    assert {hit[0]: hit[2] for hit in on_terms} == {
+        hit[0]: hit[2] for hit in through_fts5
+    }
+    assert on_terms, query

@@ -43,6 +43,9 @@ class Tables:
     key: str
     # FTS5's rank of a match: `bm25(<fts>)`, with column weights if any.
     bm25: str
+    # The FTS5 index holds `terms` alone: a row's terms say which query
+    # terms it matches (`KeywordQuery.found`), no MATCH needed.
+    terms_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,15 +7,17 @@ over its `Tables`. The algorithm is written here once: an empty query lists
 the newest rows; otherwise the vector scan starts first (it runs on its own
 connection or in a worker thread, beside the FTS5 query), the keyword pool
 is ranked by bm25 in the speaker's and the default language, every candidate
-is scored on both signals (`complete`: bm25 of pooled vectors outside the
-keyword pool, exact cosines of keyword hits outside the vector pool), and
-`fusion.fuse` merges them into one ranking.
+is scored on both signals (`complete`: exact cosines of keyword hits outside
+the vector pool; the pooled vectors outside the keyword pool are keyword hits
+by their terms, read with their vectors, when the fusion reads coverage
+(`KeywordQuery.found`), else by their bm25 through FTS5), and `fusion.fuse`
+merges them into one ranking.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 import contextlib
 from typing import Any, Final, Protocol
 
@@ -116,20 +118,15 @@ class HybridSearch:
             with contextlib.suppress(asyncio.CancelledError, StoreError):
                 await semantic_task
             raise
-        semantic = await semantic_task
+        semantic, pooled_terms = await semantic_task
         # Keyword hits outside the semantic pool keep the cosine their row
-        # brought, or get it now (`late`, read with the bm25 of the pool
-        # members outside the keyword pool).
+        # brought, or get it now (`late`).
         pooled = {item_id for item_id, _score in semantic}
         late = [i for i, _bm25, _cover in keyword if i not in pooled and semantic]
         outside = {i: score for i, score in (cosines or {}).items() if i not in pooled}
         candidates = Candidates(
             keywords, keyword, semantic, outside if semantic else {}, vectors
         )
-        candidates.keyword, cosines = await self._complete_keyword(
-            corpus.reader, request, candidates, pooled, late if cosines is None else []
-        )
-        candidates.similarity |= cosines
         # How unrelated rows score with this query; a search by vector
         # alone (no words) keeps raw cosines.
         scale = (
@@ -137,6 +134,16 @@ class HybridSearch:
             if vectors is not None and request.words
             else None
         )
+        # With a scale the fusion reads the pooled rows' coverage, not their
+        # bm25: their terms, read with their vectors, say what they hold.
+        candidates.keyword, cosines = await self._complete_keyword(
+            corpus.reader,
+            request,
+            candidates,
+            (pooled, pooled_terms if scale is not None else None),
+            late if cosines is None else [],
+        )
+        candidates.similarity |= cosines
         fused = candidates.fused(scale)
         if fused:
             fused = await corpus.refine(self, request, candidates, (fused, scale))
@@ -300,21 +307,37 @@ class HybridSearch:
         conn: aiosqlite.Connection,
         request: Request,
         candidates: Candidates,
-        ids: Iterable[int],
+        ids: tuple[Iterable[int], Mapping[int, str] | None],
         late: Sequence[int] = (),
     ) -> tuple[KeywordHits, dict[int, float]]:
         """Add to the keyword hits the bm25 of `ids` outside the keyword pool.
 
         Only needed when the pool was full: if it was not, every match that
-        passes the filters is in it already. Returns the cosines of the
-        keyword hits `late` too, read in the same statement.
+        passes the filters is in it already. `ids` comes with its rows'
+        terms, or None: with them (`Tables.terms_only`) the rows are judged
+        on their terms (`KeywordQuery.found`), without FTS5. Returns the
+        cosines of the keyword hits `late` too, read in the same statement.
         """
         keyword, tables = candidates.keyword, self.tables
         keywords, vectors = candidates.keywords, candidates.vectors
         have = {hit[0] for hit in keyword}
-        missing = sorted({item_id for item_id in ids if item_id not in have})
+        missing = sorted({item_id for item_id in ids[0] if item_id not in have})
         if len(keyword) < request.pool:
             missing = []
+        terms = ids[1] if tables.terms_only else None
+        if keywords is not None and terms is not None:
+            hits = keywords.found((i, terms[i]) for i in missing if i in terms)
+            cosines: dict[int, float] = {}
+            if vectors is not None and late:
+                cosines = await exact_cosines(
+                    conn,
+                    vectors.unit,
+                    late,
+                    table=tables.embeddings,
+                    key=tables.key,
+                    model=vectors.model,
+                )
+            return keyword + hits, cosines
         if keywords is None or vectors is None or not late:
             return keyword + await self.keyword_of(conn, keywords, missing), {}
         if not missing or len(missing) + len(late) > ID_CHUNK:
@@ -351,7 +374,7 @@ class HybridSearch:
         was not, every match is in it already).
         """
         candidates.keyword, _cosines = await self._complete_keyword(
-            conn, request, candidates, ids
+            conn, request, candidates, (ids, None)
         )
         cosines = await self._similarity(conn, request, candidates, ids)
         candidates.similarity = candidates.similarity | cosines
@@ -379,22 +402,24 @@ class HybridSearch:
 
     async def _semantic(
         self, request: Request, vectors: Vectors | None
-    ) -> list[tuple[int, float]]:
+    ) -> tuple[list[tuple[int, float]], dict[int, str]]:
         """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
 
         Reads through the corpus's vector connection, so that it runs beside
-        the keyword query on the reader instead of queueing behind it.
+        the keyword query on the reader instead of queueing behind it. With
+        `Tables.terms_only` the rows' terms come along, by id.
         """
+        terms: dict[int, str] = {}
         if vectors is None or vectors.conn is None:
-            return []
+            return [], terms
         tables = self.tables
         key = f"e.{tables.key}"
         base = (
-            f"SELECT {key}, e.vector FROM {tables.embeddings} e "  # noqa: S608
-            f"JOIN {tables.rows} m ON m.id = {key} "
+            f"SELECT {key}, e.vector{', m.terms' if tables.terms_only else ''} "  # noqa: S608
+            f"FROM {tables.embeddings} e JOIN {tables.rows} m ON m.id = {key} "
             f"WHERE e.model = ? AND {request.where}"
         )
-        return await semantic_pool(
+        pool = await semantic_pool(
             vectors.conn,
             vectors.index,
             vectors.unit,
@@ -402,4 +427,6 @@ class HybridSearch:
             args=[vectors.model, *request.params],
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
+            terms=terms if tables.terms_only else None,
         )
+        return pool, terms

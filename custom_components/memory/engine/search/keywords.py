@@ -83,6 +83,9 @@ class KeywordQuery:
     # With `others`: the MATCH of the rows that hold every term some row
     # holds (the best candidates, whatever their bm25 on the MATCH alone).
     every: str = ""
+    # The MATCH's terms with their bm25 weight (`bm25_idf`, in full as FTS5
+    # weighs a MATCH's terms), for `found`.
+    driving: dict[str, float] = field(default_factory=dict)
     held: dict[int, frozenset[str]] = field(default_factory=dict, compare=False)
 
     def rest(self, terms: str) -> float:
@@ -93,9 +96,12 @@ class KeywordQuery:
         """
         if not self.others:
             return 0.0
-        words = terms.split()
+        return self._share(terms.split(), self.others)
+
+    def _share(self, words: Sequence[str], weights: Mapping[str, float]) -> float:
+        """bm25 (≥ 0, unnormalised) of the `weights`' terms among a row's `words`."""
         score = 0.0
-        for term, weight in self.others.items():
+        for term, weight in weights.items():
             if term in self.prefixes:
                 count = sum(word.startswith(term) for word in words)
             else:
@@ -103,6 +109,25 @@ class KeywordQuery:
             if count:
                 score += weight * count * (BM25_K1 + 1) / (count + BM25_K1)
         return score
+
+    def found(self, rows: Iterable[tuple[int, str]]) -> list[tuple[int, float, float]]:
+        """Hits `(id, bm25, coverage)` of rows `(id, terms)`, judged on their terms alone.
+
+        A row is a hit when it holds a term of the MATCH or one outside it,
+        as `hits` finds with FTS5: each analysed term is one FTS5 token
+        (`analysis`), so the words of `terms` are the index's. Its bm25 is
+        every held term's share without length normalisation (`rest`), so
+        it ranks these rows among themselves only; the fusion with a model's
+        scale reads their coverage, not their bm25.
+        """
+        hits = []
+        for item_id, terms in rows:
+            words = terms.split()
+            score = self._share(words, self.driving) + self._share(words, self.others)
+            if score > 0:
+                hits.append(self.hit(item_id, -score, terms))
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        return hits
 
     def hits(self, rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, float]]:
         """Hits `(id, bm25, coverage)` of rows `(id, bm25 or NULL, terms, …)`, best first.
@@ -346,4 +371,5 @@ async def keyword_query(
         newest=newest,
         others=others,
         every=every,
+        driving={term: bm25_idf(counts[term], total) for term in driving},
     )

@@ -41,6 +41,7 @@ MEMORY_TABLES: Final = Tables(
     embeddings="embeddings",
     key="memory_id",
     bm25="bm25(memories_fts)",
+    terms_only=True,
 )
 
 # Earlier turns a follow-up's search may carry.

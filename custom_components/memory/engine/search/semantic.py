@@ -1,6 +1,6 @@
 """The semantic side both searches share (memories, conversation messages).
 
-The int8 index proposes the nearest rows; their float32 vectors, read from
+The vector index proposes the nearest rows; their float32 vectors, read from
 their table, are scored exactly. Candidates the pool left out (keyword
 hits) get their exact cosine too, so fusion weighs every candidate on both
 signals.
@@ -22,7 +22,7 @@ from ..vectors import VectorIndex, as_unit_vector
 # Candidates the semantic signal contributes before fusion (tuned by
 # bench/locomo.py, with `search.KEYWORD_POOL`).
 SEMANTIC_POOL: Final = 50
-# The int8 index is asked for more than the pool, then re-scored exactly.
+# The vector index is asked for more than the pool, then re-scored exactly.
 SEMANTIC_OVERSAMPLE: Final = 4
 # Below this many filtered candidates, a selective filter scans exactly.
 EXACT_SCAN_MAX: Final = 20_000
@@ -45,12 +45,21 @@ def row_cosines(
 
 
 async def exact_scores(
-    conn: aiosqlite.Connection, sql: str, args: Sequence[Any], unit: Vector
+    conn: aiosqlite.Connection,
+    sql: str,
+    args: Sequence[Any],
+    unit: Vector,
+    terms: dict[int, str] | None = None,
 ) -> list[tuple[int, float]]:
-    """Cosines with a unit query of the `(id, float32 vector)` rows `sql` reads."""
+    """Cosines with a unit query of the `(id, float32 vector)` rows `sql` reads.
+
+    With `terms`, `sql` reads each row's terms third, kept there by id.
+    """
     rows = list(await conn.execute_fetchall(sql, args))
     if not rows:
         return []
+    if terms is not None:
+        terms.update((int(row[0]), str(row[2])) for row in rows)
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
     scores = row_cosines(matrix.reshape(len(rows), -1), unit)
     return [
@@ -115,10 +124,12 @@ async def semantic_pool(
     args: Sequence[Any],
     key: str,
     pool: int,
+    terms: dict[int, str] | None = None,
 ) -> list[tuple[int, float]]:
     """Find the `pool` nearest rows `(id, cosine)` that `base` admits, best first.
 
-    `base` selects `(id, vector)` with the filters (`args` bound); the int8
+    `base` selects `(id, vector)` with the filters (`args` bound), and with
+    `terms` each row's terms too, kept there by id; the vector
     `index` proposes candidates, whose float32 vectors are scored exactly.
     When a selective filter (one person's rows) leaves too few of them, its
     whole subset is scanned exactly, up to `EXACT_SCAN_MAX` rows.
@@ -134,11 +145,11 @@ async def semantic_pool(
         ids = [item_id for item_id, _score in candidates]
         sql = f"{base} AND {key} IN ({placeholders(len(ids))})"
         sql_args = [*args, *ids]
-    scored = await exact_scores(conn, sql, sql_args, unit)
+    scored = await exact_scores(conn, sql, sql_args, unit, terms)
     if len(scored) < pool and not every:
         rows = await conn.execute_fetchall(f"SELECT count(*) FROM ({base})", args)
         count = int(next(iter(rows))[0])
         if len(scored) < count <= EXACT_SCAN_MAX:
-            scored = await exact_scores(conn, base, args, unit)
+            scored = await exact_scores(conn, base, args, unit, terms)
     scored.sort(key=lambda pair: (-pair[1], pair[0]))
     return scored[:pool]
