@@ -111,14 +111,24 @@ class HybridSearch:
         # The vector scan runs in a worker thread (numpy) or on its own
         # connection (vec0): started first, it overlaps the FTS5 query.
         semantic_task = asyncio.create_task(self._semantic(request, vectors))
+        early: asyncio.Task[dict[int, float]] | None = None
         try:
             keyword, cosines, keywords = await self._keyword(corpus, request, vectors)
+            if cosines is None and vectors is not None and not semantic_task.done():
+                # The keyword pool's cosines, read while the vector scan ends.
+                early = asyncio.create_task(
+                    self._cosines(corpus.reader, vectors, [hit[0] for hit in keyword])
+                )
+            semantic, pooled_terms = await semantic_task
+            if early is not None:
+                cosines = await early
         except BaseException:
-            semantic_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StoreError):
-                await semantic_task
+            for task in (semantic_task, early):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StoreError):
+                        await task
             raise
-        semantic, pooled_terms = await semantic_task
         # Keyword hits outside the semantic pool keep the cosine their row
         # brought, or get it now (`late`).
         pooled = {item_id for item_id, _score in semantic}
@@ -329,14 +339,7 @@ class HybridSearch:
             hits = keywords.found((i, terms[i]) for i in missing if i in terms)
             cosines: dict[int, float] = {}
             if vectors is not None and late:
-                cosines = await exact_cosines(
-                    conn,
-                    vectors.unit,
-                    late,
-                    table=tables.embeddings,
-                    key=tables.key,
-                    model=vectors.model,
-                )
+                cosines = await self._cosines(conn, vectors, late)
             return keyword + hits, cosines
         if keywords is None or vectors is None or not late:
             return keyword + await self.keyword_of(conn, keywords, missing), {}
@@ -359,6 +362,20 @@ class HybridSearch:
         )
         hits = keywords.hits([row for row in rows if row[3] is None])
         return keyword + hits, stored_cosines(rows, vectors)
+
+    async def _cosines(
+        self, conn: aiosqlite.Connection, vectors: Vectors, ids: Sequence[int]
+    ) -> dict[int, float]:
+        """Exact cosines of `ids`' stored vectors with the query."""
+        tables = self.tables
+        return await exact_cosines(
+            conn,
+            vectors.unit,
+            ids,
+            table=tables.embeddings,
+            key=tables.key,
+            model=vectors.model,
+        )
 
     async def complete(
         self,
