@@ -13,9 +13,9 @@ rank, LoCoMo R@10), so its probability reads "if it changes anything, it
 helps". The gate fires the alternative whose probability is highest when
 it exceeds the threshold `t`; otherwise the shipped fusion ranks.
 
-A configuration is one or two alternatives and whether LoCoMo's queries
-(both models, weighted to the household queries' total) join the training
-set. For each, the regularisation `lam` and the threshold are chosen as
+A configuration is one alternative (s = 0, 0.5, 2.5 or inf) or a pair of
+one vector-side and one keyword-side, and whether LoCoMo's queries (both
+models, weighted to the household queries' total) join the training set. For each, the regularisation `lam` and the threshold are chosen as
 `fusion_gate` chooses its parameters (fewest cells below the better single
 signal, then shortfall, then MRR, under LoCoMo's floors; never firing is
 a candidate) on the training languages' own predictions. Leave one
@@ -25,7 +25,12 @@ language is scored. In-sample: fitted and chosen on all twelve; its LoCoMo
 figures are those of that gate (trained on every household language). When
 LoCoMo is in the training set, its figures are also given out of fold:
 five contiguous blocks of questions, each scored by a gate fitted without
-it.
+it. Each configuration also gets its in-sample choice without LoCoMo's
+floors. First, per alternative, the questions it ranks better and worse
+than shipped, and for each question of the shipped fusion's cells below
+that an alternative ranks better: its probability (fitted on all twelve
+languages, lam 1) and how many household questions that alternative
+helps and hurts at that probability or above.
 
     /work/shared/py314/run /work/main/.venv/bin/python bench/fusion_gate_learned.py \
         --records /work/main/bench/out/fusion_replay
@@ -264,6 +269,37 @@ def usage(d: Data) -> None:
         print(f"s={share:g}: better/worse than shipped: {', '.join(counts)}")
 
 
+def hardest(
+    d: Data, base: gate.Outcome, best: Best, alternatives: Sequence[int]
+) -> None:
+    """Print where the shipped fusion's cells below stand in a gate fitted on all.
+
+    For each question of those cells that an alternative ranks better: its
+    probability (fitted on every household question, lam 1) and, among the
+    household questions that alternative changes, how many at least as
+    likely it helps and hurts: what firing on it would take along.
+    """
+    probs = probabilities(d, alternatives, replay.LANGS, False, 1.0)
+    for cell in gate._below(base, best):  # noqa: SLF001 - the fourth round's cells
+        model, lang = cell.split()
+        name = f"household-{model}"
+        for n, a in enumerate(alternatives):
+            for q in d.tables[name].index[lang]:
+                if d.gains[name][a][q] <= 1e-9:
+                    continue
+                p = probs[name][n][q]
+                helps = hurts = 0
+                for other in d.tables:
+                    if other.startswith("household"):
+                        high = probs[other][n] >= p
+                        helps += int((high & (d.gains[other][a] > 1e-9)).sum())
+                        hurts += int((high & (d.gains[other][a] < -1e-9)).sum())
+                print(
+                    f"{cell}: {label((a,))} ranks its answer better; p {p:.2f}, "
+                    f"questions at p or above: {helps} helped, {hurts} hurt"
+                )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Score each configuration in-sample and leave-one-language-out."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -281,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate.report("shipped", "-", base, base, best, base)
     vector = [gate.SHARES.index(s) + 1 for s in (0.0, 0.5)]
     keyword = [gate.SHARES.index(s) + 1 for s in (2.5, float("inf"))]
+    hardest(d, base, best, (*vector, *keyword))
     configs = [(a,) for a in (*vector, *keyword)] + list(
         itertools.product(vector, keyword)
     )

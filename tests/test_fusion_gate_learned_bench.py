@@ -8,6 +8,7 @@ only above its threshold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 import sys
 
@@ -40,7 +41,9 @@ def test_fit_finds_the_feature_that_separates_and_the_penalty_shrinks_it() -> No
 
 
 def _data(
-    household: np.ndarray, gains: np.ndarray, metrics: list[tuple[np.ndarray, ...]]
+    household: np.ndarray,
+    gains: np.ndarray,
+    metrics: Sequence[tuple[np.ndarray, np.ndarray]],
 ) -> Data:
     """One household table, one query per language, and one LoCoMo table."""
     groups = list(LANGS)
