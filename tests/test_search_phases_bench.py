@@ -1,0 +1,93 @@
+"""bench/search_phases.py on a small real store: each step of a hybrid search, in order.
+
+A store of 60 memories with vectors and a few queries, in the layout of
+bench/engine.py's `--data` folder, timed by the script in a subprocess
+(it wraps the engine's methods: never in this test process). It checks the
+steps and the paired figures it reports, never how fast anything is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+import subprocess
+import sys
+
+import numpy as np
+
+from custom_components.memory.engine import MemoryStore, NewMemory, Origin, Source
+
+REPO = Path(__file__).resolve().parents[1]
+SIZE = 60
+TOPICS = ("kitchen boiler", "garden hedge", "car tyres", "school trip", "cat food")
+
+
+async def _build(folder: Path) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((SIZE, 16)).astype(np.float32)
+    store = MemoryStore(str(folder / f"memories-{SIZE}.db"), model="bench")
+    await store.open()
+    try:
+        await store.add_many(
+            [
+                NewMemory(
+                    content=f"Note {i} about the {TOPICS[i % len(TOPICS)]}",
+                    source=Source(origin=Origin.TOOL),
+                )
+                for i in range(SIZE)
+            ],
+            vectors=list(vectors),
+        )
+    finally:
+        await store.close()
+    queries = {
+        "texts": [f"the {topic}" for topic in TOPICS],
+        "scopes": [["household"]] * 5,
+    }
+    (folder / f"queries-{SIZE}.json").write_text(json.dumps(queries))
+    np.save(folder / f"queries-{SIZE}.npy", vectors[: len(TOPICS)])
+
+
+def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None:
+    """Keyword query, both sides, completion, fusion, hits: each timed, in order."""
+    asyncio.run(_build(tmp_path))
+    out = tmp_path / "phases.json"
+    proc = subprocess.run(  # noqa: S603 - our own script
+        [
+            sys.executable,
+            str(REPO / "bench" / "search_phases.py"),
+            "--data",
+            str(tmp_path),
+            "--size",
+            str(SIZE),
+            "--warmup",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(out.read_text())
+    assert summary["queries"] == len(TOPICS)
+    marks = summary["marks"]
+    for step in (
+        "keyword query",
+        "keyword side",
+        "vector side",
+        "completion",
+        "fusion",
+        "hits",
+    ):
+        assert marks[f"{step} start"]["p50"] <= marks[f"{step} end"]["p50"]
+    assert marks["keyword query end"]["p50"] <= marks["keyword side end"]["p50"]
+    assert marks["fusion end"]["p50"] <= marks["hits start"]["p50"]
+    assert marks["hits end"]["p50"] <= marks["search end"]["p50"]
+    paired = summary["paired"]
+    assert 0.0 <= paired["vector side last"] <= 1.0
+    assert paired["wait before completion"]["p50"] >= 0.0
+    assert "| completion start |" in proc.stdout
