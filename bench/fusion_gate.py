@@ -179,12 +179,7 @@ def table(records: Sequence[replay.Record]) -> Table:
         for record in chosen:
             ranked = replay.ranking(record, fuse)
             if record.kind == "locomo":
-                found = {d for i in ranked[:10] for d in record.dia[i]}
-                recall = (
-                    len(record.evidence & found) / len(record.evidence)
-                    if record.evidence
-                    else 1.0
-                )
+                recall = replay.locomo_recall(record, ranked)
                 first.append(recall)
                 second.append(recall)
                 continue
@@ -306,17 +301,35 @@ def outcome(tables: dict[str, Table], gate: Gate | None, alt: int) -> Outcome:
             mask = fire.astype(int) == side
             first = np.where(mask, tab.metrics[chosen][0], first)
             second = np.where(mask, tab.metrics[chosen][1], second)
-        model = name.split("-")[1]
-        if name.startswith("locomo"):
-            locomo[model] = (
-                float(first[tab.index["turns"]].mean()),
-                float(first[tab.index["memories"]].mean()),
-            )
-            continue
-        for lang in replay.LANGS:
-            rows = tab.index[lang]
-            cells[model, lang] = (float(first[rows].mean()), float(second[rows].mean()))
+        tally(name, tab, (first, second), (cells, locomo))
     return Outcome(cells, locomo)
+
+
+def tally(
+    name: str,
+    tab: Table,
+    metrics: tuple[np.ndarray, np.ndarray],
+    into: tuple[
+        dict[tuple[str, str], tuple[float, float]], dict[str, tuple[float, float]]
+    ],
+) -> None:
+    """Average one recording's per-query metrics into its cells or LoCoMo figures.
+
+    `metrics` is each query's (R@1, reciprocal rank), or a LoCoMo
+    question's R@10 twice; household recordings give a cell per language,
+    LoCoMo ones R@10 of turns and memories.
+    """
+    (first, second), (cells, locomo) = metrics, into
+    model = name.split("-")[1]
+    if name.startswith("locomo"):
+        locomo[model] = (
+            float(first[tab.index["turns"]].mean()),
+            float(first[tab.index["memories"]].mean()),
+        )
+        return
+    for lang in replay.LANGS:
+        rows = tab.index[lang]
+        cells[model, lang] = (float(first[rows].mean()), float(second[rows].mean()))
 
 
 def oracle(tables: dict[str, Table]) -> Outcome:
@@ -326,16 +339,7 @@ def oracle(tables: dict[str, Table]) -> Outcome:
     for name, tab in tables.items():
         first = np.max([m[0] for m in tab.metrics], axis=0)
         second = np.max([m[1] for m in tab.metrics], axis=0)
-        model = name.split("-")[1]
-        if name.startswith("locomo"):
-            locomo[model] = (
-                float(first[tab.index["turns"]].mean()),
-                float(first[tab.index["memories"]].mean()),
-            )
-            continue
-        for lang in replay.LANGS:
-            rows = tab.index[lang]
-            cells[model, lang] = (float(first[rows].mean()), float(second[rows].mean()))
+        tally(name, tab, (first, second), (cells, locomo))
     return Outcome(cells, locomo)
 
 

@@ -192,16 +192,7 @@ def choose(
         columns = np.arange(len(pick))
         first = np.array([m[0] for m in tab.metrics])[pick, columns]
         second = np.array([m[1] for m in tab.metrics])[pick, columns]
-        model = name.split("-")[1]
-        if name.startswith("locomo"):
-            locomo[model] = (
-                float(first[tab.index["turns"]].mean()),
-                float(first[tab.index["memories"]].mean()),
-            )
-            continue
-        for lang in replay.LANGS:
-            rows = tab.index[lang]
-            cells[model, lang] = (float(first[rows].mean()), float(second[rows].mean()))
+        gate.tally(name, tab, (first, second), (cells, locomo))
     return gate.Outcome(cells, locomo)
 
 

@@ -541,6 +541,14 @@ def keyword_alone(record: Record) -> list[int]:
     return [i for i, _score in fusion.keyword_scores(record.keyword)]
 
 
+def locomo_recall(record: Record, ranked: Sequence[int]) -> float:
+    """R@10 of a LoCoMo question: its evidence turns the first ten hold (none: 1)."""
+    found = {d for i in ranked[:10] for d in record.dia[i]}
+    return (
+        len(record.evidence & found) / len(record.evidence) if record.evidence else 1.0
+    )
+
+
 def scores(
     records: Sequence[Record], rank: Callable[[Record], list[int]]
 ) -> dict[str, tuple[float, ...]]:
@@ -551,13 +559,7 @@ def scores(
             continue
         ranked = rank(record)
         if record.kind == "locomo":
-            found = {d for i in ranked[:10] for d in record.dia[i]}
-            recall = (
-                len(record.evidence & found) / len(record.evidence)
-                if record.evidence
-                else 1.0
-            )
-            values[record.group].append((recall,))
+            values[record.group].append((locomo_recall(record, ranked),))
             continue
         first = next(
             (n for n, i in enumerate(ranked[:10], 1) if i in record.answers), 0
