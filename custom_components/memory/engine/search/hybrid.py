@@ -326,7 +326,8 @@ class HybridSearch:
         passes the filters is in it already. `ids` comes with its rows'
         terms, or None: with them (`Tables.terms_only`) the rows are judged
         on their terms (`KeywordQuery.found`), without FTS5. Returns the
-        cosines of the keyword hits `late` too, read in the same statement.
+        cosines of the keyword hits `late` too (through FTS5: read in the
+        same statement).
         """
         keyword, tables = candidates.keyword, self.tables
         keywords, vectors = candidates.keywords, candidates.vectors
@@ -334,7 +335,7 @@ class HybridSearch:
         missing = sorted({item_id for item_id in ids[0] if item_id not in have})
         if len(keyword) < request.pool:
             missing = []
-        terms = ids[1] if tables.terms_only else None
+        terms = ids[1]
         if keywords is not None and terms is not None:
             hits = keywords.found((i, terms[i]) for i in missing if i in terms)
             cosines: dict[int, float] = {}
@@ -345,11 +346,7 @@ class HybridSearch:
             return keyword + await self.keyword_of(conn, keywords, missing), {}
         if not missing or len(missing) + len(late) > ID_CHUNK:
             hits = await self.keyword_of(conn, keywords, missing)
-            table, key, model = tables.embeddings, tables.key, vectors.model
-            cosines = await exact_cosines(
-                conn, vectors.unit, late, table=table, key=key, model=model
-            )
-            return keyword + hits, cosines
+            return keyword + hits, await self._cosines(conn, vectors, late)
         key = tables.key
         rows = list(
             await conn.execute_fetchall(
@@ -419,14 +416,14 @@ class HybridSearch:
 
     async def _semantic(
         self, request: Request, vectors: Vectors | None
-    ) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    ) -> tuple[list[tuple[int, float]], dict[int, str] | None]:
         """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
 
         Reads through the corpus's vector connection, so that it runs beside
         the keyword query on the reader instead of queueing behind it. With
-        `Tables.terms_only` the rows' terms come along, by id.
+        `Tables.terms_only` the rows' terms come along, by id (else None).
         """
-        terms: dict[int, str] = {}
+        terms: dict[int, str] | None = {} if self.tables.terms_only else None
         if vectors is None or vectors.conn is None:
             return [], terms
         tables = self.tables
@@ -444,6 +441,6 @@ class HybridSearch:
             args=[vectors.model, *request.params],
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
-            terms=terms if tables.terms_only else None,
+            terms=terms,
         )
         return pool, terms
