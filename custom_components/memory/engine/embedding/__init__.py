@@ -33,6 +33,7 @@ from .jobs import (
     count_missing,
     sent_text,
     text_hash,
+    vector_length,
 )
 from .model.download import ProgressCallback, download_model
 from .model.encoder import BertEncoder, EncoderError
@@ -120,4 +121,5 @@ __all__ = [
     "recheck",
     "sent_text",
     "text_hash",
+    "vector_length",
 ]

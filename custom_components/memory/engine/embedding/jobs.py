@@ -380,6 +380,25 @@ async def record_failure(
         )
 
 
+def vector_length(
+    model: str, vectors: Mapping[int, Vector], recorded: int | None
+) -> int | DimensionChangedError:
+    """Return the length every vector of `model` must have, or the error if one differs.
+
+    `recorded` is the model's known length (None: its first vectors, whose
+    shortest length it becomes).
+    """
+    dims = {len(vector) for vector in vectors.values()}
+    expected = recorded if recorded is not None else min(dims)
+    if dims != {expected}:
+        return DimensionChangedError(
+            f"{model} made {expected}-dimensional vectors, now {sorted(dims)}",
+            expected=str(expected),
+            got=",".join(str(dim) for dim in sorted(dims)),
+        )
+    return expected
+
+
 async def store_message_vectors(
     conn: aiosqlite.Connection,
     model: str,
@@ -392,15 +411,10 @@ async def store_message_vectors(
     nothing is written). The conversation log's index reads them from the
     table (by id) on its next semantic search.
     """
-    dims = {len(vector) for vector in vectors.values()}
     recorded = await model_dimensions(conn, model)
-    expected = recorded if recorded is not None else min(dims)
-    if dims != {expected}:
-        return DimensionChangedError(
-            f"{model} made {expected}-dimensional vectors, now {sorted(dims)}",
-            expected=str(expected),
-            got=",".join(str(dim) for dim in sorted(dims)),
-        )
+    expected = vector_length(model, vectors, recorded)
+    if isinstance(expected, DimensionChangedError):
+        return expected
     if recorded is None:
         await conn.execute(
             "INSERT INTO embedding_models (model, dim, created_at) VALUES (?, ?, ?)",

@@ -37,6 +37,7 @@ from ..embedding import (
     Queued,
     QueueStatus,
     enqueue_kinds,
+    vector_length,
 )
 from ..models import Vector
 from .jobs import (
@@ -190,16 +191,11 @@ class PostgresJobs:
         Or, when their length is not the model's, the error (nothing written).
         """
         del now  # SQLite's records the model's first use; the rows say it here
-        dims = {len(vector) for vector in vectors.values()}
         async with self._pool.acquire() as conn, conn.transaction():
             recorded = await _dimensions(conn, model)
-            expected = recorded if recorded is not None else min(dims)
-            if dims != {expected}:
-                return DimensionChangedError(
-                    f"{model} made {expected}-dimensional vectors, now {sorted(dims)}",
-                    expected=str(expected),
-                    got=",".join(str(dim) for dim in sorted(dims)),
-                )
+            changed = vector_length(model, vectors, recorded)
+            if isinstance(changed, DimensionChangedError):
+                return changed
             alive = await store_vectors(conn, model, vectors)
         if alive:
             await PgMessageVectors(self._pool, model).maybe_build()
