@@ -43,7 +43,14 @@ from types import TracebackType
 from typing import Any, Final
 
 from ..errors import ServerUnavailableError
-from .server import check_server, connect_failure, redact_url, scrub, server_name
+from .server import (
+    check_server,
+    connect_failure,
+    driver_errors,
+    redact_url,
+    scrub,
+    server_name,
+)
 from .vectors import register_vector
 
 _LOGGER = logging.getLogger(__name__)
@@ -191,17 +198,10 @@ class FaultPool:
         """Close the pool politely within the timeout, else drop its connections."""
         import asyncio  # noqa: PLC0415
 
-        import asyncpg  # noqa: PLC0415
-
         try:
             async with asyncio.timeout(self._timeout):
                 await self.pool.close()
-        except (
-            asyncpg.PostgresError,
-            asyncpg.InterfaceError,
-            OSError,
-            TimeoutError,
-        ) as err:
+        except driver_errors() as err:
             _LOGGER.debug("Closing the pool failed (%s): dropped", type(err).__name__)
             self.pool.terminate()
 

@@ -38,6 +38,8 @@ import logging
 import random
 from typing import Any, Final
 
+from .server import driver_errors
+
 _LOGGER = logging.getLogger(__name__)
 
 CHANNEL: Final = "assist_memory"
@@ -243,7 +245,6 @@ class ChangeFeed:
 
     async def _close(self) -> None:
         """Close the connection, if one is open, without raising."""
-        import asyncpg  # noqa: PLC0415
 
         connection, self._connection = self._connection, None
         if connection is None or connection.is_closed():
@@ -251,7 +252,7 @@ class ChangeFeed:
         connection.remove_termination_listener(self._terminated)
         try:
             await connection.close(timeout=self._timeout)
-        except asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError:
+        except driver_errors():
             connection.terminate()
 
     def _terminated(self, connection: Any) -> None:
@@ -262,14 +263,13 @@ class ChangeFeed:
 
     async def _alive(self) -> bool:
         """Ping the connection; False when it does not answer."""
-        import asyncpg  # noqa: PLC0415
 
         connection = self._connection
         if connection is None or connection.is_closed():
             return False
         try:
             await connection.fetchval("SELECT 1", timeout=self._timeout)
-        except asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError:
+        except driver_errors():
             return False
         return True
 
@@ -285,7 +285,6 @@ class ChangeFeed:
 
     async def _reconnect(self) -> None:
         """Connect again with a growing delay; then tell listeners to read again."""
-        import asyncpg  # noqa: PLC0415
 
         with contextlib.suppress(Exception):
             await self._close()
@@ -294,13 +293,7 @@ class ChangeFeed:
             await asyncio.sleep(delay * random.uniform(1.0, 1.25))  # noqa: S311
             try:
                 await self._connect()
-            except (
-                asyncpg.PostgresError,
-                asyncpg.InterfaceError,
-                OSError,
-                TimeoutError,
-                ValueError,
-            ) as err:
+            except driver_errors(ValueError) as err:
                 _LOGGER.debug(
                     "The memory change feed could not reconnect (%s); again in %.1f s",
                     type(err).__name__,

@@ -84,6 +84,24 @@ class ServerFacts:
     vector_installed: str | None
 
 
+def driver_errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
+    """Return what a call to the server raises when the server, not the SQL, fails.
+
+    asyncpg's errors (imported here, when PostgreSQL is in use), the
+    socket's and a timeout's; then `more` (a connect's `ValueError` for a
+    URL it cannot read).
+    """
+    import asyncpg  # noqa: PLC0415
+
+    return (
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        OSError,
+        TimeoutError,
+        *more,
+    )
+
+
 def redact_url(url: str) -> str:
     """Return `url` with its password, in the user part or a parameter, as `***`.
 
@@ -281,13 +299,7 @@ async def check_server(url: str, *, timeout: float = 10.0) -> ServerCheck:  # no
     try:
         async with asyncio.timeout(timeout):
             connection = await asyncpg.connect(url, timeout=timeout)
-    except (
-        asyncpg.PostgresError,
-        asyncpg.InterfaceError,
-        OSError,
-        TimeoutError,
-        ValueError,
-    ) as err:
+    except driver_errors(ValueError) as err:
         _LOGGER.debug(
             "Connecting to %s failed: %s: %s",
             target,
@@ -298,12 +310,7 @@ async def check_server(url: str, *, timeout: float = 10.0) -> ServerCheck:  # no
     try:
         async with asyncio.timeout(timeout):
             check = await _check_connected(connection, url, timeout)
-    except (
-        asyncpg.PostgresError,
-        asyncpg.InterfaceError,
-        OSError,
-        TimeoutError,
-    ) as err:
+    except driver_errors() as err:
         _LOGGER.debug(
             "Checking %s failed: %s: %s",
             target,
