@@ -14,15 +14,15 @@ from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 
 from .ai_task import AITaskClient
-from .availability import async_watch_availability
+from .availability import async_watch_availability, outage_level
 from .backend import async_open_store, database_path, uses_postgresql
 from .capture import ConversationCapture
-from .const import DOMAIN, EXPIRE_INTERVAL_SECONDS
+from .const import DOMAIN, EXPIRE_INTERVAL_SECONDS, LOGGER
 from .coordinator import MemoryStatsCoordinator
 from .digestion import Digestion
 from .embedding import async_setup_embedding
-from .engine import MemoryStore
-from .engine.postgres import conversation_log
+from .engine import DATABASE_ERRORS, MemoryStore
+from .engine.postgres import AnyStore, conversation_log
 from .engine.store import remove_database
 from .export import async_remove_exports, async_rewrite_exports
 from .panel import async_register_panel, async_remove_panel
@@ -45,6 +45,27 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_services(hass)
     async_setup_websocket_api(hass)
     return True
+
+
+def _track_expiry(hass: HomeAssistant, store: AnyStore) -> CALLBACK_TYPE:
+    """Expire due memories every EXPIRE_INTERVAL_SECONDS; return the stop.
+
+    A database away (a PostgreSQL server down, a disk failing) fails the
+    pass, not the job: the next one expires what is left.
+    """
+
+    async def _expire(_now: object) -> None:
+        try:
+            await store.expire_due()
+        except DATABASE_ERRORS as err:
+            LOGGER.log(outage_level(store), "Expiring memories failed: %s", err)
+
+    return async_track_time_interval(
+        hass,
+        _expire,
+        timedelta(seconds=EXPIRE_INTERVAL_SECONDS),
+        cancel_on_shutdown=True,
+    )
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bool:
@@ -107,18 +128,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: MemoryConfigEntry) -> bo
     # Recall for agents that select "Memory"; the tools come through llm.py.
     entry.async_on_unload(async_register_api(hass, memory_api(hass, entry)))
 
-    async def _expire(_now: object) -> None:
-        await store.expire_due()
-
     await store.expire_due()
-    entry.async_on_unload(
-        async_track_time_interval(
-            hass,
-            _expire,
-            timedelta(seconds=EXPIRE_INTERVAL_SECONDS),
-            cancel_on_shutdown=True,
-        )
-    )
+    entry.async_on_unload(_track_expiry(hass, store))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     if isinstance(store, MemoryStore):
         # Not before: it holds writes (start-up's expiry, the first refresh)

@@ -4,8 +4,8 @@ The entry's `db_url` goes through a `TcpProxy` in front of the real test
 server. Cut: the actions, the panel's browse and the LLM tools give the
 translated `memory_server_unavailable` error, an Assist turn still gets
 its answer (without recalled memories), the `postgresql_unavailable`
-repair names the server without its password, digestion's failed pass is
-logged at DEBUG only. Restored: everything works
+repair names the server without its password, digestion's and the periodic
+expiry's failed passes are logged at DEBUG only. Restored: everything works
 again without a reload, the issue goes, every memory added before the cut
 is there. Hung: a call fails within the store's bounds (made short here
 through `backend`'s constants), not never. Unloading withdraws the
@@ -16,6 +16,7 @@ holds the password, none at INFO or above a memory's text.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 import logging
 import time
 
@@ -23,9 +24,11 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import issue_registry as ir, llm
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
+    async_fire_time_changed,
     mock_config_flow,
 )
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
@@ -36,7 +39,7 @@ from custom_components.memory.availability import (
     async_watch_availability,
     outage_level,
 )
-from custom_components.memory.const import DOMAIN
+from custom_components.memory.const import DOMAIN, EXPIRE_INTERVAL_SECONDS
 from custom_components.memory.engine.postgres import PostgresStore, redact_url
 from tests.tcp_proxy import TcpProxy
 
@@ -162,6 +165,15 @@ async def test_an_outage_gives_clear_errors_a_repair_and_heals(
     failed = [r for r in caplog.records if "Digestion could not" in r.getMessage()]
     assert failed
     assert {r.levelno for r in failed} == {logging.DEBUG}
+    # So does the periodic expiry: its job survives (the hass fixture would
+    # raise an exception it let through), and the next pass runs again.
+    async_fire_time_changed(
+        hass, dt_util.utcnow() + timedelta(seconds=EXPIRE_INTERVAL_SECONDS + 1)
+    )
+    await hass.async_block_till_done(wait_background_tasks=True)
+    expiry = [r for r in caplog.records if "Expiring memories" in r.getMessage()]
+    assert expiry
+    assert {r.levelno for r in expiry} == {logging.DEBUG}
 
     await proxy.restore()
     assert await search_ids(hass, query="nuts") == [nuts]
