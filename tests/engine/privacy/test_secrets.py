@@ -317,6 +317,8 @@ FINDS_CASES: Final = [
     ("ist es", "de", "Der Garagencode ist 4512", "de"),
     ("voetbal", "nl", "Leo heeft voetbaltraining op zaterdag", "nl"),
     ("training", "nl", "Leo heeft voetbaltraining op zaterdag", "nl"),
+    ("Sommer", "de", "Der Sommerurlaub ist gebucht", "de"),
+    ("Haus", "de", "Die Hausaufgaben sind fertig", "de"),
     ("vélos", "fr", "Le vélo est dans le garage", "fr"),
     ("est-ce", "fr", "Le vélo est dans le garage", "fr"),
     ("garage", "en", "The garage door code is 7731", "en"),

@@ -220,6 +220,18 @@ async def _in(db_path: Path, language: str, memories: list[str]) -> MemoryStore:
             ["De stookolietank is in maart bijgevuld", "De tank van de auto is vol"],
             "Wanneer is de olietank gevuld?",
         ),
+        # A four-letter stem ("Sommer": "somm", "vand") begins the stored
+        # compound ("Sommerurlaub", "vandhanen").
+        (
+            "de",
+            ["Der Sommerurlaub ist gebucht", "Der Winterdienst räumt ab sechs"],
+            "Wo fahren wir im Sommer hin?",
+        ),
+        (
+            "da",
+            ["Vandhanen sidder under trappen", "Elmåleren sidder i kælderen"],
+            "Hvor lukker man for vandet?",
+        ),
         # Function words carry nothing: the name and the verb decide.
         (
             "fr",

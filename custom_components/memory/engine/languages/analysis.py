@@ -45,8 +45,12 @@ ANALYSIS_VERSION: Final[int] = 2
 # Bounded so a pasted page cannot turn into a huge MATCH expression.
 MAX_QUERY_TERMS: Final = 32
 # Letters a query term needs before, in a compounding language, it also
-# matches the stored words it begins (`keywords`, `query_finds`).
-MIN_PREFIX_TERM: Final = 5
+# matches the stored words it begins (`keywords`, `query_finds`): Snowball
+# leaves "Sommer", "Wasser", "vand" four letters ("somm", "wass", "vand"),
+# which begin "Sommerurlaub", "Wasserhahn", "vandhane". Household keyword
+# MRR at 4 against 5: de 0.923 -> 0.928, nl 0.825 -> 0.839, sv 0.880 ->
+# 0.906, da 0.857 -> 0.873, no language lower (docs/benchmarks/household.md).
+MIN_PREFIX_TERM: Final = 4
 # Query analyses kept (`query_terms_in`): a few turns' worth, a few KiB.
 QUERY_CACHE: Final = 256
 
