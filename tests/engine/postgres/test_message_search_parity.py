@@ -53,7 +53,7 @@ ANNA = "person.anna"
 BEN = "person.ben"
 PEOPLE = (ANNA, BEN, HOUSEHOLD)
 # Messages a conversation: three of them hold fewer vectors than the
-# semantic pool's candidates (SEMANTIC_POOL times SEMANTIC_OVERSAMPLE), so
+# semantic pool's candidates (SEMANTIC_POOL times HYBRID_OVERSAMPLE), so
 # SQLite's int8 index proposes them all and its scores are exact; above
 # that its candidates are approximate (pgvector's exact scan is not), and
 # the pools may part at their tail.

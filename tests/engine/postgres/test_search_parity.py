@@ -176,6 +176,7 @@ async def pair(
 ) -> Pair:
     """Both backends, empty; SQLite's semantic pool made exact (module docstring)."""
     monkeypatch.setattr(semantic, "SEMANTIC_OVERSAMPLE", 1000)
+    monkeypatch.setattr(semantic, "HYBRID_OVERSAMPLE", 1000)
     return Pair(await store_factory(), vector_pool, clock)
 
 

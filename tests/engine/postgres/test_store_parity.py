@@ -169,6 +169,7 @@ async def pair(
 ) -> AsyncIterator[Pair]:
     """Both stores, empty, on one clock; SQLite's semantic pool made exact."""
     monkeypatch.setattr(semantic, "SEMANTIC_OVERSAMPLE", 1000)
+    monkeypatch.setattr(semantic, "HYBRID_OVERSAMPLE", 1000)
     stores = PgStores(postgres_database, clock)
     try:
         yield Pair(await store_factory(), await stores.open(), clock, store_factory)

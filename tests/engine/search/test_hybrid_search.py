@@ -706,3 +706,47 @@ async def test_pool_rows_outside_a_bounded_match_score_on_the_other_terms(
     assert hits[0][0] == boiler  # the rare term's row first
     assert {hit[0] for hit in hits} == {boiler, *kitchen}
     assert all(hit[1] < 0 and 0 < hit[2] < 1 for hit in hits[1:])
+
+
+async def test_a_hybrid_query_rescores_fewer_candidates_than_a_vector_query(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With words the index proposes HYBRID_OVERSAMPLE pools, without SEMANTIC_OVERSAMPLE.
+
+    The keyword hits the smaller pool leaves out are still candidates: the
+    memory holding the words, far from the query's vector, comes first.
+    """
+    rng = np.random.default_rng(25)
+    query = rng.standard_normal(DIM).astype(np.float32)
+    await store.add_many(
+        [memory(f"Crowd member {i}") for i in range(300)],
+        vectors=[
+            query + 0.3 * rng.standard_normal(DIM).astype(np.float32)
+            for _ in range(300)
+        ],
+    )
+    far = (
+        await store.add(
+            memory("The boiler key hangs by the door"), vector=_far_from(query, rng)
+        )
+    ).item
+    index = store.finder._vectors.index
+    assert index is not None
+    asked: list[int] = []
+    knn = index.knn
+
+    async def counting_knn(unit: Any, k: int) -> Any:
+        asked.append(k)
+        return await knn(unit, k)
+
+    monkeypatch.setattr(index, "knn", counting_knn)
+    await store.search(SearchQuery(vector=query))
+    hybrid = await store.search(SearchQuery(text="boiler key", vector=query))
+    pool = semantic_module.SEMANTIC_POOL
+    assert asked == [
+        pool * semantic_module.SEMANTIC_OVERSAMPLE,
+        pool * semantic_module.HYBRID_OVERSAMPLE,
+    ]
+    assert semantic_module.HYBRID_OVERSAMPLE < semantic_module.SEMANTIC_OVERSAMPLE
+    assert hybrid[0].item.id == far.id
+    assert hybrid[0].matched == KEYWORD

@@ -27,7 +27,7 @@ from typing import Any, Final
 from ..conversations import MessageHit, MessageQuery, StoredMessage
 from ..errors import StoreError
 from ..models import to_timestamp
-from ..search import KEYWORD_POOL, SEMANTIC_POOL, Candidates
+from ..search import KEYWORD_POOL, SEMANTIC_POOL, Candidates, oversample
 from ..store import validate_limit
 from ..vectors import as_unit_vector
 from .message_search import PostgresMessageSearch
@@ -67,7 +67,10 @@ async def message_search(
     if unit is not None and vectors is not None:
         semantic_task = asyncio.create_task(
             vectors.semantic_pool(
-                unit, (_WHERE, [scopes, since]), max(SEMANTIC_POOL, query.limit)
+                unit,
+                (_WHERE, [scopes, since]),
+                max(SEMANTIC_POOL, query.limit),
+                oversample(words),
             )
         )
     try:

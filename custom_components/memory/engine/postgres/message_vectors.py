@@ -232,17 +232,21 @@ class PgMessageVectors:
         return [(int(row[0]), float(row[1])) for row in rows]
 
     async def semantic_pool(
-        self, unit: Vector, where: tuple[str, list[Any]], size: int
+        self,
+        unit: Vector,
+        where: tuple[str, list[Any]],
+        size: int,
+        oversample: int = SEMANTIC_OVERSAMPLE,
     ) -> list[tuple[int, float]]:
         """Find the `size` nearest messages `(id, cosine)` passing `where`, best first.
 
-        SQLite's `semantic.semantic_pool`: SEMANTIC_OVERSAMPLE times the
+        SQLite's `semantic.semantic_pool`: `oversample` times the
         pool proposed by the index, their float32 vectors that pass the
         filters (`where`: SQL on messages as `m`, parameters from $2)
         scored exactly; a selective filter's subset scanned whole, up to
         EXACT_SCAN_MAX rows.
         """
-        wanted = size * SEMANTIC_OVERSAMPLE
+        wanted = size * oversample
         found = await self.knn(unit, wanted)
         assert isinstance(found, list)  # noqa: S101 - not an explain
         return await rescore_pool(

@@ -53,6 +53,7 @@ from ..search import (
     Ranked,
     add_context,
     keyword_query,
+    oversample,
     validate_earlier,
 )
 from ..store import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
@@ -339,6 +340,7 @@ class PostgresSearch:
             unit,
             where=where(query, now, 2),
             size=max(SEMANTIC_POOL, query.limit),
+            oversample=oversample(query.text.strip() not in ("", "*")),
         )
 
     async def _refine(

@@ -76,13 +76,15 @@ async def semantic_pool(
     *,
     where: tuple[str, list[Any]],
     size: int,
+    oversample: int = SEMANTIC_OVERSAMPLE,
 ) -> list[tuple[int, float]]:
     """Find the `size` nearest memories `(id, cosine)` passing `where`, best first.
 
     `where` is the filters' SQL (memories as `m`, parameters from $2) and
-    their parameters, as `search.semantic.semantic_pool`'s `base`.
+    their parameters, as `search.semantic.semantic_pool`'s `base`; the
+    index proposes `oversample` times `size` candidates.
     """
-    wanted = size * SEMANTIC_OVERSAMPLE
+    wanted = size * oversample
     candidates = await index.knn(unit, wanted)
     return await rescore_pool(
         pool,

@@ -15,9 +15,11 @@ from .keywords import MATCH_BUDGET, MATCH_SHARE, KeywordQuery, idf, keyword_quer
 from .memories import MemorySearch, validate_earlier
 from .semantic import (
     EXACT_SCAN_MAX,
+    HYBRID_OVERSAMPLE,
     SEMANTIC_OVERSAMPLE,
     SEMANTIC_POOL,
     cosines_outside_pool,
+    oversample,
     row_cosines,
     semantic_pool,
 )
@@ -25,6 +27,7 @@ from .term_counts import RowCounter, TermCounts
 
 __all__ = [
     "EXACT_SCAN_MAX",
+    "HYBRID_OVERSAMPLE",
     "KEYWORD_OVERFETCH",
     "KEYWORD_POOL",
     "MATCH_BUDGET",
@@ -47,6 +50,7 @@ __all__ = [
     "fuse",
     "idf",
     "keyword_query",
+    "oversample",
     "row_cosines",
     "semantic_pool",
     "validate_earlier",

@@ -38,7 +38,13 @@ from .candidates import (
 )
 from .fusion import Ranked
 from .keywords import KeywordQuery, keyword_query
-from .semantic import SEMANTIC_POOL, cosines_outside_pool, exact_cosines, semantic_pool
+from .semantic import (
+    SEMANTIC_POOL,
+    cosines_outside_pool,
+    exact_cosines,
+    oversample,
+    semantic_pool,
+)
 from .term_counts import RowCounter, TermCounts
 
 # FTS5 ranks its matches alone and hands over this many times the keyword
@@ -420,8 +426,9 @@ class HybridSearch:
         """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
 
         Reads through the corpus's vector connection, so that it runs beside
-        the keyword query on the reader instead of queueing behind it. With
-        `Tables.terms_only` the rows' terms come along, by id (else None).
+        the keyword query on the reader instead of queueing behind it; with
+        words it re-scores fewer of the index's candidates (`oversample`).
+        With `Tables.terms_only` the rows' terms come along, by id (else None).
         """
         terms: dict[int, str] | None = {} if self.tables.terms_only else None
         if vectors is None or vectors.conn is None:
@@ -437,10 +444,10 @@ class HybridSearch:
             vectors.conn,
             vectors.index,
             vectors.unit,
-            base=base,
-            args=[vectors.model, *request.params],
+            rows=(base, [vectors.model, *request.params]),
             key=key,
             pool=max(SEMANTIC_POOL, request.limit),
             terms=terms,
+            oversample=oversample(request.words),
         )
         return pool, terms

@@ -24,8 +24,24 @@ from ..vectors import VectorIndex, as_unit_vector
 SEMANTIC_POOL: Final = 50
 # The vector index is asked for more than the pool, then re-scored exactly.
 SEMANTIC_OVERSAMPLE: Final = 4
+# ... twice the pool in a hybrid search, whose keyword hits get their exact
+# cosine wherever the pool left them (100k memories, int8 codes: hybrid p95
+# 6.48 -> 5.90 ms; the pool's recall@50 against an exact scan 0.9925 ->
+# 0.96, its misses in its last places; household rankings unchanged, LoCoMo
+# within 0.001: docs/benchmarks/engine.md, "#25 ... fifth round").
+HYBRID_OVERSAMPLE: Final = 2
 # Below this many filtered candidates, a selective filter scans exactly.
 EXACT_SCAN_MAX: Final = 20_000
+
+
+def oversample(words: bool) -> int:
+    """How many times the pool the vector index proposes: fewer with words.
+
+    A hybrid query's keyword hits get their exact cosine wherever the pool
+    left them, so its pool may come from fewer candidates
+    (HYBRID_OVERSAMPLE) than a search by vector alone (SEMANTIC_OVERSAMPLE).
+    """
+    return HYBRID_OVERSAMPLE if words else SEMANTIC_OVERSAMPLE
 
 
 def row_cosines(
@@ -120,21 +136,24 @@ async def semantic_pool(
     index: VectorIndex,
     unit: Vector,
     *,
-    base: str,
-    args: Sequence[Any],
+    rows: tuple[str, Sequence[Any]],
     key: str,
     pool: int,
     terms: dict[int, str] | None = None,
+    oversample: int = SEMANTIC_OVERSAMPLE,
 ) -> list[tuple[int, float]]:
-    """Find the `pool` nearest rows `(id, cosine)` that `base` admits, best first.
+    """Find the `pool` nearest rows `(id, cosine)` that `rows` admits, best first.
 
-    `base` selects `(id, vector)` with the filters (`args` bound), and with
-    `terms` each row's terms too, kept there by id; the vector
-    `index` proposes candidates, whose float32 vectors are scored exactly.
+    `rows` is `(base, args)`: `base` selects `(id, vector)` with the
+    filters (`args` bound), and with `terms` each row's terms too, kept
+    there by id; the vector
+    `index` proposes `oversample` times `pool` candidates, whose float32
+    vectors are scored exactly.
     When a selective filter (one person's rows) leaves too few of them, its
     whole subset is scanned exactly, up to `EXACT_SCAN_MAX` rows.
     """
-    wanted = pool * SEMANTIC_OVERSAMPLE
+    base, args = rows
+    wanted = pool * oversample
     candidates = await index.knn(unit, wanted)
     # knn returns min(k, size) ids, so fewer than asked for means the index
     # holds no more (known without `count()`, a full scan in vec0).
@@ -147,8 +166,8 @@ async def semantic_pool(
         sql_args = [*args, *ids]
     scored = await exact_scores(conn, sql, sql_args, unit, terms)
     if len(scored) < pool and not every:
-        rows = await conn.execute_fetchall(f"SELECT count(*) FROM ({base})", args)
-        count = int(next(iter(rows))[0])
+        counted = await conn.execute_fetchall(f"SELECT count(*) FROM ({base})", args)
+        count = int(next(iter(counted))[0])
         if len(scored) < count <= EXACT_SCAN_MAX:
             scored = await exact_scores(conn, base, args, unit, terms)
     scored.sort(key=lambda pair: (-pair[1], pair[0]))
