@@ -29,8 +29,10 @@ tuned per model, and compressing or shifting every cosine (`a * cos + b`,
 
 The semantic signal's share also follows how far the query's best cosine
 stands out from unrelated texts, in their standard deviations: a best
-match lost in the crowd (an English model asked in Chinese) says little,
-and the keyword signal then weighs more. Results, variants and commands:
+match lost in the crowd says little, and the keyword signal then weighs
+more. (It does not catch an English model asked in Chinese, whose few
+"hub" memories stand out for every question as far as real answers do:
+docs/benchmarks/household.md, "Sixth round".) Results, variants and commands:
 `docs/benchmarks/household.md` and `docs/benchmarks/recall.md`.
 
 Issue #22's second round (docs/benchmarks/household.md, "Variants, second
