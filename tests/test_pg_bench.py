@@ -107,9 +107,12 @@ def test_recall_equal_on_both_backends(postgres_url: str, tmp_path: Path) -> Non
     assert differences["household_same_ids"] == 1.0
     assert differences["household"] == 0.0
     if "locomo" in report:
-        # One search of conv-26's 1,194 returned other ids or another order
-        # on PostgreSQL (not examined); every recall figure is the same.
-        assert differences["locomo_same_ids"] >= 0.99
+        # A hybrid search's vector pool comes from 100 candidates of SQLite's
+        # binary codes (`search.HYBRID_OVERSAMPLE`), pgvector's below its
+        # HNSW threshold from an exact scan: 13 of conv-26's 1,194 searches
+        # end their 25 results otherwise (1 with 200 candidates); every
+        # recall figure is the same.
+        assert differences["locomo_same_ids"] >= 0.98
         assert differences["locomo"] == 0.0
         assert report["locomo"]["sqlite"]["conversations"] == ["conv-26"]
     assert "| question hybrid | R@1 |" in markdown

@@ -422,11 +422,10 @@ async def test_selective_filter_finds_far_items(
     assert all(0 < score < 0.5 for score in scores)
 
 
-async def test_exact_scan_is_bounded(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Past EXACT_SCAN_MAX filtered items, only the index's candidates count."""
-    rng = np.random.default_rng(12)
+async def _crowd(
+    store: MemoryStore, rng: np.random.Generator
+) -> npt.NDArray[np.float32]:
+    """Store 300 memories near a random query vector; return the query."""
     query = rng.standard_normal(DIM).astype(np.float32)
     await store.add_many(
         [memory(f"Crowd member {i}") for i in range(300)],
@@ -435,6 +434,15 @@ async def test_exact_scan_is_bounded(
             for _ in range(300)
         ],
     )
+    return query
+
+
+async def test_exact_scan_is_bounded(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_SCAN_MAX filtered items, only the index's candidates count."""
+    rng = np.random.default_rng(12)
+    query = await _crowd(store, rng)
     await store.add_many(
         [memory(f"Lonely item {i}", scope="guest") for i in range(3)],
         vectors=[_far_from(query, rng) for _ in range(3)],
@@ -717,14 +725,7 @@ async def test_a_hybrid_query_rescores_fewer_candidates_than_a_vector_query(
     memory holding the words, far from the query's vector, comes first.
     """
     rng = np.random.default_rng(25)
-    query = rng.standard_normal(DIM).astype(np.float32)
-    await store.add_many(
-        [memory(f"Crowd member {i}") for i in range(300)],
-        vectors=[
-            query + 0.3 * rng.standard_normal(DIM).astype(np.float32)
-            for _ in range(300)
-        ],
-    )
+    query = await _crowd(store, rng)
     far = (
         await store.add(
             memory("The boiler key hangs by the door"), vector=_far_from(query, rng)
