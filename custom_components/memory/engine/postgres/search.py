@@ -178,7 +178,9 @@ class PostgresSearch:
             unit = as_unit_vector(query.vector)
             self._check(unit)
         pool = max(KEYWORD_POOL, query.limit)
-        semantic_task = asyncio.create_task(self._semantic(query, now, unit))
+        semantic_task = asyncio.create_task(
+            self._semantic(query, now, unit, oversample(words))
+        )
         try:
             async with self._pool.acquire() as conn:
                 keyword, cosines, keywords = await self._keyword(conn, query, now, unit)
@@ -329,9 +331,12 @@ class PostgresSearch:
         return keyword + hits, cosines
 
     async def _semantic(
-        self, query: SearchQuery, now: float, unit: Vector | None
+        self, query: SearchQuery, now: float, unit: Vector | None, factor: int
     ) -> list[tuple[int, float]]:
-        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored."""
+        """Return the semantic pool `(id, cosine)`, best first, exactly re-scored.
+
+        The index proposes `factor` times the pool (`search.oversample`).
+        """
         if unit is None or self._index is None:
             return []
         return await semantic_pool(
@@ -340,7 +345,7 @@ class PostgresSearch:
             unit,
             where=where(query, now, 2),
             size=max(SEMANTIC_POOL, query.limit),
-            oversample=oversample(query.text.strip() not in ("", "*")),
+            oversample=factor,
         )
 
     async def _refine(

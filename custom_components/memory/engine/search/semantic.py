@@ -146,11 +146,10 @@ async def semantic_pool(
 
     `rows` is `(base, args)`: `base` selects `(id, vector)` with the
     filters (`args` bound), and with `terms` each row's terms too, kept
-    there by id; the vector
-    `index` proposes `oversample` times `pool` candidates, whose float32
-    vectors are scored exactly.
-    When a selective filter (one person's rows) leaves too few of them, its
-    whole subset is scanned exactly, up to `EXACT_SCAN_MAX` rows.
+    there by id; the vector `index` proposes `oversample` times `pool`
+    candidates, whose float32 vectors are scored exactly. When a selective
+    filter (one person's rows) leaves too few of them, its whole subset is
+    scanned exactly, up to `EXACT_SCAN_MAX` rows.
     """
     base, args = rows
     wanted = pool * oversample
