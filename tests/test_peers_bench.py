@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.bench_scripts import run_bench
 
 COLUMNS = (
     "memories",
@@ -40,30 +38,21 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
     pytest.importorskip("sqlite_vec")
     scratch = tmp_path_factory.mktemp("peers")
     out = scratch / "report.json"
-    proc = subprocess.run(  # noqa: S603 - our own script
-        [
-            sys.executable,
-            str(REPO / "bench" / "peers.py"),
-            "--sizes",
-            "300",
-            "--runs",
-            "1",
-            "--queries",
-            "12",
-            "--warmup",
-            "2",
-            "--workdir",
-            str(scratch),
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        timeout=600,
+    proc = run_bench(
+        "peers.py",
+        "--sizes",
+        "300",
+        "--runs",
+        "1",
+        "--queries",
+        "12",
+        "--warmup",
+        "2",
+        "--workdir",
+        str(scratch),
+        "--json",
+        str(out),
     )
-    assert proc.returncode == 0, proc.stderr
     report: dict[str, Any] = json.loads(out.read_text())
     report["json_path"] = str(out)
     return proc.stdout, report
@@ -124,17 +113,10 @@ def test_stages_quality_and_targets(run: tuple[str, dict[str, Any]]) -> None:
 def test_report_renders_an_earlier_run(run: tuple[str, dict[str, Any]]) -> None:
     """`--report JSON` prints the same tables again, command line included."""
     markdown, report = run
-    proc = subprocess.run(  # noqa: S603 - our own script
-        [
-            sys.executable,
-            str(REPO / "bench" / "peers.py"),
-            "--report",
-            report["json_path"],
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
+    proc = run_bench(
+        "peers.py",
+        "--report",
+        report["json_path"],
         timeout=120,
     )
     assert proc.stdout == markdown
@@ -144,32 +126,23 @@ def test_report_renders_an_earlier_run(run: tuple[str, dict[str, Any]]) -> None:
 def test_without_openclaw_no_openclaw_database(tmp_path: Path) -> None:
     """Systems without `openclaw` build no OpenClaw database (6.4 GiB at 1M)."""
     data = tmp_path / "data"
-    proc = subprocess.run(  # noqa: S603 - our own script
-        [
-            sys.executable,
-            str(REPO / "bench" / "peers.py"),
-            "--sizes",
-            "300",
-            "--systems",
-            "ours,brute,floor",
-            "--runs",
-            "1",
-            "--queries",
-            "6",
-            "--warmup",
-            "1",
-            "--workdir",
-            str(tmp_path / "work"),
-            "--data",
-            str(data),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        timeout=600,
+    proc = run_bench(
+        "peers.py",
+        "--sizes",
+        "300",
+        "--systems",
+        "ours,brute,floor",
+        "--runs",
+        "1",
+        "--queries",
+        "6",
+        "--warmup",
+        "1",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--data",
+        str(data),
     )
-    assert proc.returncode == 0, proc.stderr
     assert not list(data.glob("peers-openclaw-*"))
     assert list(data.glob("peers-matrix-300.npy"))
     assert "ours p95 / brute p95" in proc.stdout

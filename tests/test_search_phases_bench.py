@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-import subprocess
-import sys
 
 import numpy as np
 
 from custom_components.memory.engine import MemoryStore, NewMemory, Origin, Source
+from tests.bench_scripts import run_bench
 
-REPO = Path(__file__).resolve().parents[1]
 SIZE = 60
 TOPICS = ("kitchen boiler", "garden hedge", "car tyres", "school trip", "cat food")
 
@@ -53,25 +51,17 @@ def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None
     """Keyword query, both sides, completion, fusion, hits: each timed, in order."""
     asyncio.run(_build(tmp_path))
     out = tmp_path / "phases.json"
-    proc = subprocess.run(  # noqa: S603 - our own script
-        [
-            sys.executable,
-            str(REPO / "bench" / "search_phases.py"),
-            "--data",
-            str(tmp_path),
-            "--size",
-            str(SIZE),
-            "--warmup",
-            "1",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
+    proc = run_bench(
+        "search_phases.py",
+        "--data",
+        str(tmp_path),
+        "--size",
+        str(SIZE),
+        "--warmup",
+        "1",
+        "--json",
+        str(out),
     )
-    assert proc.returncode == 0, proc.stderr
     summary = json.loads(out.read_text())
     assert summary["queries"] == len(TOPICS)
     marks = summary["marks"]
