@@ -454,31 +454,28 @@ def report(
     base: Outcome,
 ) -> None:
     """Print a family's in-sample and held-out figures."""
-    langs = list(replay.LANGS)
-    below_in, short_in, _ = shortfall(inside, best, langs)
     loc = inside.locomo or base.locomo
-    mrr = {
-        m: float(np.mean([inside.cells[m, lang][1] for lang in langs]))
-        for m in replay.MODELS
-    }
     print(
-        f"{family} [{params}]: in-sample {below_in} below (shortfall {short_in:.3f}: "
-        f"{', '.join(_below(inside, best)) or 'none'}), "
-        f"MRR MiniLM {mrr['minilm']:.3f} e5 {mrr['e5']:.3f}; "
+        f"{family} [{params}]: in-sample {_figures(inside, best)}; "
         f"LoCoMo MiniLM {loc['minilm'][0]:.3f}/{loc['minilm'][1]:.3f} "
         f"e5 {loc['e5'][0]:.3f}/{loc['e5'][1]:.3f}"
     )
-    if lolo is None:
-        return
-    below_out, short_out, _ = shortfall(lolo, best, langs)
-    names = _below(lolo, best)
-    mrr_out = {
-        m: float(np.mean([lolo.cells[m, lang][1] for lang in langs]))
+    if lolo is not None:
+        print(f"    LOLO {_figures(lolo, best)}")
+
+
+def _figures(result: Outcome, best: dict[str, dict[str, tuple[float, float]]]) -> str:
+    """Say how many cells fall below the better signal, which, and the mean MRRs."""
+    langs = list(replay.LANGS)
+    below, short, _ = shortfall(result, best, langs)
+    mrr = {
+        m: float(np.mean([result.cells[m, lang][1] for lang in langs]))
         for m in replay.MODELS
     }
-    print(
-        f"    LOLO {below_out} below (shortfall {short_out:.3f}: {', '.join(names) or 'none'}), "
-        f"MRR MiniLM {mrr_out['minilm']:.3f} e5 {mrr_out['e5']:.3f}"
+    return (
+        f"{below} below (shortfall {short:.3f}: "
+        f"{', '.join(_below(result, best)) or 'none'}), "
+        f"MRR MiniLM {mrr['minilm']:.3f} e5 {mrr['e5']:.3f}"
     )
 
 
