@@ -11,8 +11,11 @@ per query, so the table also gives how often the vector side ended last
 and the gap between the later side's end and the completion's start.
 
     ../shared/py314/run .venv/bin/python bench/search_phases.py \
-        --data bench/out/peers-data --size 100000 \
+        --data bench/out/peers-data --size 100000 [--mode keyword] \
         [--engine bench/out/wt/custom_components/memory]
+
+`--mode keyword` times the same texts without their vectors (the
+keyword-only search the #25 target compares with the vector stage).
 
 The steps are timed by wrapping the engine's own methods (a few microseconds
 each); the figures are the wall times a query sees, not CPU.
@@ -166,7 +169,10 @@ async def measure(
 def markdown(summary: dict[str, Any]) -> str:
     """Render the summary as a Markdown table and a line of paired figures."""
     lines = [
-        f"{summary['queries']} hybrid queries; ms after the search began",
+        (
+            f"{summary['queries']} {summary.get('mode', 'hybrid')} queries; "
+            "ms after the search began"
+        ),
         "",
         "| step | p50 | p95 |",
         "|---|---:|---:|",
@@ -206,13 +212,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         plans = [
             engine.SearchQuery(
                 text=text,
-                vector=vectors[k],
+                vector=None if args.mode == "keyword" else vectors[k],
                 scopes=tuple(queries["scopes"][k]),
                 limit=10,
             )
             for k, text in enumerate(queries["texts"])
         ][: args.queries]
-        return await measure(store.search, plans, timeline, args.warmup)
+        summary = await measure(store.search, plans, timeline, args.warmup)
+        return summary | {"mode": args.mode}
     finally:
         await store.close()
 
@@ -224,6 +231,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--mode",
+        choices=("hybrid", "keyword"),
+        default="hybrid",
+        help="time hybrid queries, or the same texts without their vectors",
+    )
     parser.add_argument(
         "--engine", default=str(ENGINE), help="folder holding the `engine` package"
     )

@@ -81,3 +81,30 @@ def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None
     assert 0.0 <= paired["vector side last"] <= 1.0
     assert paired["wait before completion"]["p50"] >= 0.0
     assert "| completion start |" in proc.stdout
+
+
+def test_keyword_mode_times_the_same_texts_without_their_vectors(
+    tmp_path: Path,
+) -> None:
+    """`--mode keyword`: no vector work, so that side ends before the keyword query."""
+    asyncio.run(_build(tmp_path))
+    out = tmp_path / "phases.json"
+    proc = run_bench(
+        "search_phases.py",
+        "--data",
+        str(tmp_path),
+        "--size",
+        str(SIZE),
+        "--warmup",
+        "1",
+        "--mode",
+        "keyword",
+        "--json",
+        str(out),
+    )
+    summary = json.loads(out.read_text())
+    assert summary["mode"] == "keyword"
+    marks = summary["marks"]
+    assert marks["vector side end"]["p95"] <= marks["keyword query end"]["p50"]
+    assert summary["paired"]["vector side last"] == 0.0
+    assert proc.stdout.startswith(f"{len(TOPICS)} keyword queries")
