@@ -109,13 +109,16 @@ async def settle(hass: HomeAssistant, freezer: FrozenDateTimeFactory) -> None:
 
     A refresh held back by the cooldown runs when it ends and starts another
     cooldown; a few rounds leave the debouncer idle. Refreshes in flight finish
-    first: a cooldown that ends during one is dropped as already served.
+    first: a cooldown that ends during one is dropped as already served. So
+    does background work the ticks start (conversation retention's hourly
+    run): its commit, landing after the last round, would start a refresh
+    and a cooldown that holds back the next write's.
     """
     for _ in range(5):
-        await hass.async_block_till_done()
+        await hass.async_block_till_done(wait_background_tasks=True)
         freezer.tick(REFRESH_COOLDOWN + timedelta(seconds=1))
         async_fire_time_changed(hass)
-        await hass.async_block_till_done()
+        await hass.async_block_till_done(wait_background_tasks=True)
 
 
 async def setup_embedding_entry(hass: HomeAssistant, url: str) -> MockConfigEntry:

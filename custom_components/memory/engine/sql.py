@@ -1,13 +1,19 @@
-"""SQL helpers the table modules share: bound `IN (…)` lists, run in chunks.
+"""SQL helpers the table modules share: bound `IN (…)` lists, one-hand-off reads.
 
 Every list of ids reaches SQLite as bound values, never as text, and a long
 list is split so that one statement stays far below SQLite's bound-parameter
 limit (32,766): `ID_CHUNK` values a statement, in every module.
+
+Reads on the shared readers run each statement to its end in one hand-off
+to aiosqlite's thread (`read_one`, `read_pages`, `execute_fetchall`): a
+statement left open between hand-offs keeps its connection's read snapshot,
+and every other read queued on that connection meanwhile would miss what
+the writer committed since (`store/connections.py` refuses the cursor API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 import sqlite3
 from typing import TYPE_CHECKING, Any, Final
 
@@ -62,3 +68,43 @@ async def rows_in(
         # three (execute, fetch, close), which a search's hot path feels.
         rows.extend(await conn.execute_fetchall(statement, [*before, *chunk, *after]))
     return rows
+
+
+async def read_one(
+    conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()
+) -> sqlite3.Row | None:
+    """Return the first row of `sql`, or None; for statements giving one row.
+
+    One hand-off: the statement runs to its end there (a count, an EXISTS,
+    a MIN, a primary-key lookup, a LIMIT 1), so it holds no read snapshot
+    after it.
+    """
+    rows = await conn.execute_fetchall(sql, params)
+    return next(iter(rows), None)
+
+
+async def read_pages(
+    conn: aiosqlite.Connection,
+    sql: str,
+    params: Sequence[Any] = (),
+    *,
+    key: int = 0,
+    size: int = 1000,
+) -> AsyncIterator[list[sqlite3.Row]]:
+    """Stream `sql`'s rows in pages, each page its own complete statement.
+
+    `sql` ends with `… AND <key> > ? ORDER BY <key> LIMIT ?` (or `WHERE
+    <key> > ?`) on an integer key that the rows' first column holds; `params`
+    are bound before the last key seen (starting at `key`) and the page size.
+    Keyset paging, not a cursor with `fetchmany`: no statement outlives its
+    hand-off, so a page sees what was committed before it, and reads queued
+    on the connection between pages are not held in an old snapshot. The
+    last page is shorter than `size` (or empty).
+    """
+    while True:
+        page = list(await conn.execute_fetchall(sql, [*params, key, size]))
+        if page:
+            yield page
+        if len(page) < size:
+            return
+        key = int(page[-1][0])

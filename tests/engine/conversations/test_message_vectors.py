@@ -43,6 +43,7 @@ from custom_components.memory.engine.embedding.providers import (
     model_key,
 )
 from custom_components.memory.engine.embedding.queue import EmbeddingQueue
+from custom_components.memory.engine.sql import read_one
 from custom_components.memory.engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.engine.conftest import (
     PROVIDER_MODEL,
@@ -382,10 +383,11 @@ async def test_purge_and_retention_remove_vectors_and_jobs(
 
 
 async def _vector_blob(store: MemoryStore, message_id: int) -> bytes:
-    async with store.reader.execute(
-        "SELECT vector FROM message_embeddings WHERE message_id = ?", (message_id,)
-    ) as cursor:
-        row = await cursor.fetchone()
+    row = await read_one(
+        store.reader,
+        "SELECT vector FROM message_embeddings WHERE message_id = ?",
+        (message_id,),
+    )
     assert row is not None
     return bytes(row[0])
 

@@ -662,11 +662,13 @@ async def test_update_content_rekeys_and_reembeds(
     )
     assert updated.topic == "allergy"
     assert await store.stored_vectors([item_id]) == {}
-    async with store.reader.execute(
-        "SELECT state, attempts, text_hash FROM embedding_jobs WHERE memory_id = ?",
-        (item_id,),
-    ) as cursor:
-        rows = [tuple(row) for row in await cursor.fetchall()]
+    rows = [
+        tuple(row)
+        for row in await store.reader.execute_fetchall(
+            "SELECT state, attempts, text_hash FROM embedding_jobs WHERE memory_id = ?",
+            (item_id,),
+        )
+    ]
     # Pending again (the schema's trigger); the old text's hash stays until
     # the queue embeds the new text and records its hash.
     assert rows == [("pending", 0, text_hash("Mia is allergic to nuts"))]
@@ -690,10 +692,13 @@ async def test_update_content_rekeys_and_reembeds(
     assert float(np.dot(fresh, old_vector)) < 0.999
     status = await queue.status()
     assert status.pending == 0
-    async with store.reader.execute(
-        "SELECT state, text_hash FROM embedding_jobs WHERE memory_id = ?", (item_id,)
-    ) as cursor:
-        rows = [tuple(row) for row in await cursor.fetchall()]
+    rows = [
+        tuple(row)
+        for row in await store.reader.execute_fetchall(
+            "SELECT state, text_hash FROM embedding_jobs WHERE memory_id = ?",
+            (item_id,),
+        )
+    ]
     assert rows == [("ready", text_hash("Mia has a severe peanut allergy"))]
 
 

@@ -26,6 +26,7 @@ from custom_components.memory.engine.embedding.providers import (
 )
 from custom_components.memory.engine.embedding.queue import EmbeddingQueue
 from custom_components.memory.engine.memory_store import MemoryStore
+from custom_components.memory.engine.sql import read_one
 from tests.engine.conftest import (
     PROVIDER_MODEL,
     FakeClock,
@@ -53,12 +54,12 @@ async def _semantic(store: MemoryStore, queue: EmbeddingQueue, text: str) -> lis
 
 
 async def _job(store: MemoryStore, memory_id: int) -> tuple[str, int, str | None]:
-    async with store.reader.execute(
+    row = await read_one(
+        store.reader,
         "SELECT state, attempts, error FROM embedding_jobs WHERE memory_id = ? "
         "AND model = ?",
         (memory_id, MODEL),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     assert row is not None
     return str(row[0]), int(row[1]), row[2]
 
@@ -192,8 +193,8 @@ async def test_purge_removes_the_cached_vector(
 
     await store.forget([item], purge=True)
     for table in ("embedding_jobs", "embeddings"):
-        async with store.reader.execute(f"SELECT count(*) FROM {table}") as cursor:  # noqa: S608
-            assert tuple(await cursor.fetchone()) == (0,)  # type: ignore[arg-type]
+        rows = await store.reader.execute_fetchall(f"SELECT count(*) FROM {table}")  # noqa: S608
+        assert [tuple(row) for row in rows] == [(0,)]
 
     await store.add(memory("The safe code is 4711"))
     await run_until_idle(queue)
@@ -479,13 +480,13 @@ async def test_archived_memories_are_embedded_too(
 async def _hash_and_vector(
     store: MemoryStore, memory_id: int
 ) -> tuple[bytes, bytes, str]:
-    async with store.reader.execute(
+    row = await read_one(
+        store.reader,
         "SELECT j.text_hash, e.vector, j.state FROM embedding_jobs j JOIN embeddings "
         "e ON e.memory_id = j.memory_id AND e.model = j.model WHERE j.memory_id = ? "
         "AND j.model = ?",
         (memory_id, MODEL),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     assert row is not None
     return bytes(row[0]), bytes(row[1]), str(row[2])
 

@@ -182,10 +182,10 @@ async def test_transaction(store: MemoryStore) -> None:
             "UPDATE memories SET recall_count = 7 WHERE id = ?", (item.id,)
         )
     assert calls == [None]
-    async with store.reader.execute(
+    rows = await store.reader.execute_fetchall(
         "SELECT recall_count FROM memories WHERE id = ?", (item.id,)
-    ) as cursor:
-        assert tuple(await cursor.fetchone() or ()) == (7,)
+    )
+    assert [tuple(row) for row in rows] == [(7,)]
 
     async def failing() -> None:
         async with store.transaction() as conn:

@@ -31,7 +31,7 @@ from ..errors import InvalidInputError
 from ..languages import ANALYSIS_VERSION, index_terms, language_code
 from ..memory_store import MemoryStore
 from ..models import MemoryItem, to_timestamp
-from ..sql import IDS, chunks, placeholders, rows_in
+from ..sql import IDS, chunks, placeholders, read_one, rows_in
 from ..store import validate_scope
 from .browse import (
     ConversationEntry,
@@ -105,13 +105,13 @@ class ConversationLog:
         updated = max(value for value in (started, ended, *times) if value is not None)
         meta = (info.scope, info.agent_id, info.user_id, info.device_id)
         if key is None:
-            async with conn.execute(
+            row = await read_one(
+                conn,
                 "INSERT INTO conversations (conversation_id, scope, agent_id, "
                 "user_id, device_id, started_at, updated_at, ended_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (info.conversation_id, *meta, started, updated, ended),
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             assert row is not None  # noqa: S101 - RETURNING always yields
             key = int(row[0])
         else:
@@ -290,23 +290,21 @@ class ConversationLog:
         if ended is not None:
             clauses.append("c.ended_at IS NOT NULL" if ended else "c.ended_at IS NULL")
         where = " AND ".join(clauses) or "1"
-        async with self._db.reader.execute(
+        rows = await self._db.reader.execute_fetchall(
             f"SELECT {columns} FROM conversations c "  # noqa: S608
             f"WHERE {where} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?",
             [*params, limit],
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [row_to_conversation(row) for row in rows]
 
     async def messages(self, conversation: int) -> list[StoredMessage]:
         """Every message of one conversation (by row id), oldest first."""
-        async with self._db.reader.execute(
+        rows = await self._db.reader.execute_fetchall(
             f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
             "JOIN conversations c ON c.id = m.conversation "
             "WHERE m.conversation = ? ORDER BY m.id",
             (conversation,),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [row_to_message(row) for row in rows]
 
     async def messages_of(

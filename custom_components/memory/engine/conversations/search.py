@@ -32,7 +32,7 @@ from ..search import (
     Tables,
     Vectors,
 )
-from ..sql import placeholders
+from ..sql import placeholders, read_one, read_pages
 from ..store import validate_limit
 from ..vectors import CosineScale, NumpyIndex, Scale, as_unit_vector
 from .records import (
@@ -120,12 +120,12 @@ class MessageSearch:
         reader = self._store.reader
         async with self._index_lock:
             if self._index is None:
-                async with reader.execute(
+                row = await read_one(
+                    reader,
                     "SELECT dim, (SELECT count(*) FROM message_embeddings "
                     "WHERE model = ?) FROM embedding_models WHERE model = ?",
                     (model, model),
-                ) as cursor:
-                    row = await cursor.fetchone()
+                )
                 if row is None:
                     return None  # nothing embedded by this model yet
                 self._dim = int(row[0])
@@ -133,18 +133,22 @@ class MessageSearch:
                 self._scale = CosineScale()
                 self._indexed = 0
             index = self._index
-            async with reader.execute(
+            # `+model`: each page a range of the row ids, not a sort of all
+            # the model's rows (its unique index would be chosen otherwise).
+            async for rows in read_pages(
+                reader,
                 "SELECT id, message_id, vector FROM message_embeddings "
-                "WHERE id > ? AND model = ? ORDER BY id",
-                (self._indexed, model),
-            ) as cursor:
-                while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
-                    matrix = np.frombuffer(
-                        b"".join(row[2] for row in rows), dtype=np.float32
-                    ).reshape(len(rows), -1)
-                    await index.add([int(row[1]) for row in rows], matrix)
-                    self._scale.add(matrix)
-                    self._indexed = int(rows[-1][0])
+                "WHERE +model = ? AND id > ? ORDER BY id LIMIT ?",
+                (model,),
+                key=self._indexed,
+                size=_LOAD_BATCH,
+            ):
+                matrix = np.frombuffer(
+                    b"".join(row[2] for row in rows), dtype=np.float32
+                ).reshape(len(rows), -1)
+                await index.add([int(row[1]) for row in rows], matrix)
+                self._scale.add(matrix)
+                self._indexed = int(rows[-1][0])
         return model, self._dim, index
 
     async def unindex(self, ids: Sequence[int]) -> None:
@@ -180,13 +184,12 @@ class MessageCorpus:
         self, where: str, params: list[Any], limit: int
     ) -> list[MessageHit]:
         """Return the newest messages passing the filters."""
-        async with self.reader.execute(
+        rows = await self.reader.execute_fetchall(
             f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages m "  # noqa: S608
             "JOIN conversations c ON c.id = m.conversation "
             f"WHERE {where} ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
             [*params, limit],
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [MessageHit(message=row_to_message(row), score=1.0) for row in rows]
 
     async def vectors(self, vector: Vector | None) -> Vectors | None:

@@ -43,7 +43,7 @@ from ..conversations import (
 )
 from ..languages import language_code
 from ..models import HOUSEHOLD, from_timestamp, to_timestamp
-from ..sql import IDS, placeholders, rows_in
+from ..sql import IDS, placeholders, read_one, rows_in
 from ..store import DatabaseAccess
 from ..text import fence_safe
 from .device_commands import (
@@ -146,35 +146,33 @@ class DigestQueue:
         only ended ones); each only once its backoff has passed.
         """
         idle = to_timestamp(idle_before)
-        async with self._store.reader.execute(
+        rows = await self._store.reader.execute_fetchall(
             f"SELECT {_COLUMNS} FROM conversations WHERE {_WAITING} "  # noqa: S608
             "AND digest_next_at <= ? AND (ended_at IS NOT NULL OR updated_at <= ?) "
             "ORDER BY updated_at, id LIMIT ?",
             (to_timestamp(now), idle if idle is not None else -1.0, limit),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [_row_to_pending(row) for row in rows]
 
     async def waiting(self, *, limit: int = 1000) -> list[PendingConversation]:
         """Every conversation not digested yet (ended or not), oldest first."""
-        async with self._store.reader.execute(
+        rows = await self._store.reader.execute_fetchall(
             f"SELECT {_COLUMNS} FROM conversations WHERE {_WAITING} "  # noqa: S608
             "ORDER BY updated_at, id LIMIT ?",
             (limit,),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [_row_to_pending(row) for row in rows]
 
     async def still_waiting(self, ids: Sequence[int]) -> set[int]:
         """Which of these conversation rows still wait for digestion."""
         if not ids:
             return set()
-        async with self._store.reader.execute(
+        rows = await self._store.reader.execute_fetchall(
             f"SELECT id FROM conversations WHERE id IN ({placeholders(len(ids))}) "  # noqa: S608
             f"AND {_WAITING}",
             list(ids),
-        ) as cursor:
-            return {int(row[0]) for row in await cursor.fetchall()}
+        )
+        return {int(row[0]) for row in rows}
 
     async def speakers(self, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
         """Return the scopes that spoke in these rows, first speaker first.
@@ -199,13 +197,12 @@ class DigestQueue:
         A primary subtag ("de" for "de-DE" and "de-AT" alike); a tie goes to
         the one spoken last; '' when no user message has a language.
         """
-        async with self._store.reader.execute(
+        rows = await self._store.reader.execute_fetchall(
             "SELECT language, count(*), max(id) FROM conversation_messages "
             "WHERE conversation = ? AND role = 'user' AND language != '' "
             "GROUP BY language",
             (row_id,),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         counts: dict[str, tuple[int, int]] = {}
         for tag, count, last in rows:
             if code := language_code(str(tag), default=""):
@@ -222,29 +219,28 @@ class DigestQueue:
 
     async def count_waiting(self) -> int:
         """How many conversations wait for digestion."""
-        async with self._store.reader.execute(
-            f"SELECT count(*) FROM conversations WHERE {_WAITING}"  # noqa: S608
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await read_one(
+            self._store.reader,
+            f"SELECT count(*) FROM conversations WHERE {_WAITING}",  # noqa: S608
+        )
         return int(row[0]) if row else 0
 
     async def get(self, row_id: int) -> PendingConversation | None:
         """One conversation row by id."""
-        async with self._store.reader.execute(
+        row = await read_one(
+            self._store.reader,
             f"SELECT {_COLUMNS} FROM conversations WHERE id = ?",  # noqa: S608
             (row_id,),
-        ) as cursor:
-            row = await cursor.fetchone()
+        )
         return _row_to_pending(row) if row else None
 
     async def find(self, conversation_id: str) -> list[PendingConversation]:
         """Return the rows of a Home Assistant conversation id, newest first."""
-        async with self._store.reader.execute(
+        rows = await self._store.reader.execute_fetchall(
             f"SELECT {_COLUMNS} FROM conversations "  # noqa: S608
             "WHERE conversation_id = ? ORDER BY id DESC",
             (conversation_id,),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [_row_to_pending(row) for row in rows]
 
     async def mark_done(self, row_id: int, *, when: datetime) -> None:
@@ -287,13 +283,13 @@ class DigestQueue:
         `error` names the kind of failure, never content.
         """
         async with self._store.transaction() as conn:
-            async with conn.execute(
+            row = await read_one(
+                conn,
                 "UPDATE conversations SET digest_state = 'pending', "
                 "digest_attempts = digest_attempts + 1, digest_error = ? "
                 "WHERE id = ? RETURNING digest_attempts",
                 (error, row_id),
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
             attempts = int(row[0]) if row else 1
             retry = to_timestamp(now) or 0.0
             retry += backoff_seconds(attempts)

@@ -25,7 +25,7 @@ import numpy as np
 from ..conversations import EMBEDDED_MAX_CHARS, EMBEDDED_MESSAGES_SQL, embedding_text
 from ..models import Vector
 from ..privacy import redacted
-from ..sql import placeholders
+from ..sql import placeholders, read_one
 from ..store import DatabaseAccess
 from .providers import DimensionChangedError, ProviderError
 
@@ -161,27 +161,25 @@ async def count_missing(
     results, one-word replies) do not count.
     """
     kind = MESSAGES if messages else MEMORIES
-    async with store.reader.execute(
+    row = await read_one(
+        store.reader,
         f"SELECT count(*) FROM {kind.items} m WHERE {kind.where} AND NOT EXISTS "  # noqa: S608
         f"(SELECT 1 FROM {kind.vectors} e WHERE e.model = ? AND e.{kind.key} = m.id)",
         (model,),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     return int(row[0]) if row else 0
 
 
 async def model_dimensions(conn: aiosqlite.Connection, model: str) -> int | None:
     """Return the vector length recorded for `model`, if it stored any vector."""
-    async with conn.execute(
-        "SELECT dim FROM embedding_models WHERE model = ?", (model,)
-    ) as cursor:
-        row = await cursor.fetchone()
+    row = await read_one(
+        conn, "SELECT dim FROM embedding_models WHERE model = ?", (model,)
+    )
     return int(row[0]) if row is not None else None
 
 
 async def _exists(conn: aiosqlite.Connection, sql: str, model: str) -> bool:
-    async with conn.execute(f"SELECT EXISTS ({sql})", (model,)) as cursor:
-        row = await cursor.fetchone()
+    row = await read_one(conn, f"SELECT EXISTS ({sql})", (model,))
     return bool(row and row[0])
 
 
@@ -241,13 +239,14 @@ async def enqueue(
     added = 0
     last = after
     while True:
-        async with conn.execute(
-            f"SELECT m.id, m.content FROM {kind.items} m WHERE m.id > ? "  # noqa: S608
-            f"AND {kind.where} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
-            f"WHERE j.model = ? AND j.{kind.key} = m.id) ORDER BY m.id LIMIT ?",
-            (last, model, _ENQUEUE_CHUNK),
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(
+            await conn.execute_fetchall(
+                f"SELECT m.id, m.content FROM {kind.items} m WHERE m.id > ? "  # noqa: S608
+                f"AND {kind.where} AND NOT EXISTS (SELECT 1 FROM {kind.jobs} j "
+                f"WHERE j.model = ? AND j.{kind.key} = m.id) ORDER BY m.id LIMIT ?",
+                (last, model, _ENQUEUE_CHUNK),
+            )
+        )
         if not rows:
             break
         now = clock()
@@ -258,21 +257,21 @@ async def enqueue(
         )
         added += len(rows)
         last = int(rows[-1][0])
-    async with conn.execute(
-        f"SELECT coalesce(max(id), 0) FROM {kind.items}"  # noqa: S608
-    ) as cursor:
-        row = await cursor.fetchone()
+    row = await read_one(
+        conn,
+        f"SELECT coalesce(max(id), 0) FROM {kind.items}",  # noqa: S608
+    )
     newest = int(row[0]) if row else 0
     return added, max(last, newest)
 
 
 async def newest_ids(reader: aiosqlite.Connection) -> dict[JobTables, int]:
     """Return the highest id of each kind's table (0 when empty)."""
-    async with reader.execute(
+    row = await read_one(
+        reader,
         "SELECT (SELECT coalesce(max(id), 0) FROM memories), "
-        "(SELECT coalesce(max(id), 0) FROM conversation_messages)"
-    ) as cursor:
-        row = await cursor.fetchone()
+        "(SELECT coalesce(max(id), 0) FROM conversation_messages)",
+    )
     assert row is not None  # noqa: S101 - a SELECT of two values
     return {kind: int(newest) for kind, newest in zip(KINDS, row, strict=True)}
 
@@ -291,18 +290,20 @@ async def due_jobs(
         f"FROM {kind.jobs} j JOIN {kind.items} m ON m.id = j.{kind.key} "
         "WHERE j.model = ? AND j.state = 'pending' "
     )
-    async with reader.execute(
-        base + f"AND j.attempts = 0 ORDER BY j.{kind.key} LIMIT ?",
-        (model, batch_size),
-    ) as cursor:
-        rows = list(await cursor.fetchall())
+    rows = list(
+        await reader.execute_fetchall(
+            base + f"AND j.attempts = 0 ORDER BY j.{kind.key} LIMIT ?",
+            (model, batch_size),
+        )
+    )
     if not rows:
-        async with reader.execute(
-            base + "AND j.attempts > 0 AND j.next_attempt_at <= ? "
-            f"ORDER BY j.next_attempt_at, j.{kind.key} LIMIT 1",
-            (model, now),
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        rows = list(
+            await reader.execute_fetchall(
+                base + "AND j.attempts > 0 AND j.next_attempt_at <= ? "
+                f"ORDER BY j.next_attempt_at, j.{kind.key} LIMIT 1",
+                (model, now),
+            )
+        )
     jobs = []
     for row in rows:
         text = sent_text(kind, str(row[1]))
@@ -312,14 +313,14 @@ async def due_jobs(
 
 async def next_due(reader: aiosqlite.Connection, model: str) -> float | None:
     """When the earliest pending job (of either kind) is due, if any is."""
-    async with reader.execute(
+    row = await read_one(
+        reader,
         "SELECT min(due) FROM (SELECT min(next_attempt_at) AS due FROM "
         "embedding_jobs WHERE model = ? AND state = 'pending' UNION ALL "
         "SELECT min(next_attempt_at) FROM message_embedding_jobs "
         "WHERE model = ? AND state = 'pending')",
         (model, model),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     if row is None or row[0] is None:
         return None
     return float(row[0])
@@ -337,8 +338,7 @@ async def cached_vectors(
         for kind in KINDS
     )
     args = [arg for _kind in KINDS for arg in (model, *hashes)]
-    async with reader.execute(sql, args) as cursor:
-        rows = await cursor.fetchall()
+    rows = await reader.execute_fetchall(sql, args)
     return {bytes(row[0]): np.frombuffer(row[1], dtype=np.float32) for row in rows}
 
 
@@ -421,12 +421,12 @@ async def store_message_vectors(
             (model, expected, now),
         )
     ids = sorted(vectors)
-    async with conn.execute(
+    found = await conn.execute_fetchall(
         "SELECT id FROM conversation_messages "  # noqa: S608
         f"WHERE id IN ({placeholders(len(ids))})",
         ids,
-    ) as cursor:
-        alive = [int(found[0]) for found in await cursor.fetchall()]
+    )
+    alive = [int(row[0]) for row in found]
     await conn.executemany(
         "INSERT OR REPLACE INTO message_embeddings (message_id, model, "
         "vector) VALUES (?, ?, ?)",
@@ -452,15 +452,13 @@ async def queue_status(
     messages_rebuilding: bool,
 ) -> QueueStatus:
     """Count this model's jobs by state, memories and messages apart."""
-    async with reader.execute(
+    rows = await reader.execute_fetchall(
         "SELECT 'memories', state, count(*) FROM embedding_jobs WHERE model = ? "
         "GROUP BY state UNION ALL SELECT 'messages', state, count(*) FROM "
         "message_embedding_jobs WHERE model = ? GROUP BY state",
         (model, model),
-    ) as cursor:
-        counts = {
-            (str(row[0]), str(row[1])): int(row[2]) for row in await cursor.fetchall()
-        }
+    )
+    counts = {(str(row[0]), str(row[1])): int(row[2]) for row in rows}
     return QueueStatus(
         model=model,
         pending=counts.get(("memories", JOB_PENDING), 0),

@@ -159,12 +159,11 @@ class MemoryCorpus:
         self, where: str, params: list[Any], limit: int
     ) -> list[SearchHit]:
         """Return the newest memories passing the filters."""
-        async with self.reader.execute(
+        rows = await self.reader.execute_fetchall(
             f"SELECT {ITEM_COLUMNS} FROM memories m WHERE {where} "
             "ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
             [*params, limit],
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [SearchHit(item=row_to_item(row), score=1.0, matched=()) for row in rows]
 
     async def vectors(self, vector: Vector | None) -> Vectors | None:

@@ -27,7 +27,7 @@ import aiosqlite
 
 from ..errors import PageCursorError
 from ..models import MemoryItem, MemoryType, Origin, to_timestamp
-from ..sql import placeholders
+from ..sql import placeholders, read_one
 from .rows import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
 
 type BrowseStatus = Literal["active", "archived", "superseded", "expiring", "any"]
@@ -135,11 +135,11 @@ async def count_rows(
     params: Sequence[Any],
 ) -> int:
     """Count the rows of `table` (with its alias) that every clause keeps."""
-    async with conn.execute(
+    row = await read_one(
+        conn,
         f"SELECT count(*) FROM {table} WHERE {' AND '.join(clauses) or '1'}",  # noqa: S608
         list(params),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     return int(row[0]) if row else 0
 
 

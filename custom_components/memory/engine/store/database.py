@@ -1,9 +1,11 @@
 """The database's life cycle: connections, checks, migration, writes' lock.
 
-Three aiosqlite connections: a writer used under an asyncio lock (one
-serialised writer, whole transactions) and two readers for searches (one
-for the keyword side, one for the vector side, so that they run side by
-side), which in WAL mode never wait for a write and only see committed data.
+Three aiosqlite connections (`connections.py`): a writer used under an
+asyncio lock (one serialised writer, whole transactions) and two readers
+for searches (one for the keyword side, one for the vector side, so that
+they run side by side), which in WAL mode never wait for a write, only see
+committed data, and read in one hand-off each (so no open statement holds
+an old snapshot for the reads queued behind it).
 With sqlite-vec a fourth, a second vector reader, scans the other half of
 the `vec0` shards at the same time. Opening checks the file (fully only
 after an unclean close, `integrity.py`) and migrates it (`schema.py`);
@@ -35,8 +37,10 @@ from ..errors import (
     DatabaseUnavailableError,
 )
 from ..languages import DEFAULT_LANGUAGE, language_code
+from ..sql import read_one
 from ..transactions import immediate_transaction
 from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC
+from .connections import connect
 from .files import make_private
 from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
 from .parts import DerivedData, EraseListener
@@ -51,7 +55,6 @@ type BackendChoice = Literal["auto", "numpy", "sqlite-vec"]
 # per core of the 2-core target machine (vec0's PyPI build has no SIMD, so
 # one thread scanning 100k vectors misses the 50 ms target; bench/engine.py).
 VEC0_SHARDS: Final = 2
-_BUSY_TIMEOUT_MS: Final = 10_000
 # How long closing waits for a write in flight (seconds).
 CLOSE_WAIT: Final = 10.0
 
@@ -177,20 +180,19 @@ class Database:
                 path=str(self.path),
             ) from err
         try:
-            self._writer = await self._connect()
+            self._writer = await connect(self.path, reader=False)
             # Check and migrate before switching to WAL, which rewrites the
             # header: a corrupt or too-new file must be left byte for byte.
             await self._check_integrity(self._writer, "quick" if clean else "full")
             await self._migrate(self._writer)
-            # Read the result: an unfinished statement would keep the lock
+            # Run to its end: an unfinished statement would keep the lock
             # the switch took, and the reader could not open the database.
-            async with self._writer.execute("PRAGMA journal_mode = WAL") as cursor:
-                await cursor.fetchall()
-            self._reader = await self._connect()
-            self._vector_reader = await self._connect()
+            await self._writer.execute_fetchall("PRAGMA journal_mode = WAL")
+            self._reader = await connect(self.path, reader=True)
+            self._vector_reader = await connect(self.path, reader=True)
             if self._backend_choice == "sqlite-vec":
                 for _shard in range(1, VEC0_SHARDS):
-                    self._shard_readers.append(await self._connect())
+                    self._shard_readers.append(await connect(self.path, reader=True))
             self._sqlite_vec = await self._try_sqlite_vec()
             if not self._sqlite_vec:
                 # What an earlier version kept in sqlite-vec's tables goes.
@@ -239,24 +241,6 @@ class Database:
                     err,
                 )
 
-    async def _connect(self) -> aiosqlite.Connection:
-        conn = await aiosqlite.connect(self.path, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        try:
-            for pragma in (
-                f"busy_timeout = {_BUSY_TIMEOUT_MS}",
-                "foreign_keys = ON",
-                "synchronous = NORMAL",
-                "secure_delete = ON",
-                "temp_store = MEMORY",
-            ):
-                await conn.execute(f"PRAGMA {pragma}")
-        except BaseException:
-            # Not yet ours to close in `close()`: its thread would linger.
-            await conn.close()
-            raise
-        return conn
-
     async def _check_integrity(
         self, conn: aiosqlite.Connection, kind: CheckKind
     ) -> None:
@@ -272,7 +256,7 @@ class Database:
         Writes and searches go on meanwhile. The result is also kept in `last_check`.
         """
         self.connections()
-        conn = await self._connect()
+        conn = await connect(self.path, reader=False)
         try:
             self.last_check = await check(conn, "full", self._clock())
         finally:
@@ -303,8 +287,7 @@ class Database:
     @staticmethod
     async def schema_version(conn: aiosqlite.Connection) -> int:
         """Return the `user_version` of a connection's database."""
-        async with conn.execute("PRAGMA user_version") as cursor:
-            row = await cursor.fetchone()
+        row = await read_one(conn, "PRAGMA user_version")
         return int(row[0]) if row else 0
 
     async def _try_sqlite_vec(self) -> bool:

@@ -13,7 +13,7 @@ import aiosqlite
 import numpy as np
 
 from ..models import MemoryItem, Vector
-from ..sql import IDS, rows_in
+from ..sql import IDS, read_one, rows_in
 from ..text import content_key
 from .rows import ITEM_COLUMNS, row_to_item
 
@@ -22,12 +22,12 @@ async def find_active(
     reader: aiosqlite.Connection, scope: str, content: str
 ) -> MemoryItem | None:
     """Find the active memory of `scope` whose text normalises like `content`."""
-    async with reader.execute(
+    row = await read_one(
+        reader,
         f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.scope = ? "
         "AND m.content_key = ? AND m.status = 'active'",
         (scope, content_key(content.strip())),
-    ) as cursor:
-        row = await cursor.fetchone()
+    )
     return None if row is None else row_to_item(row)
 
 
@@ -37,13 +37,12 @@ async def active_by_topic(
     """Active memories of `scope` with this exact topic, newest first."""
     if not topic:
         return []
-    async with reader.execute(
+    rows = await reader.execute_fetchall(
         f"SELECT {ITEM_COLUMNS} FROM memories m WHERE m.scope = ? "
         "AND m.topic = ? AND m.topic != '' AND m.status = 'active' "
         "ORDER BY m.updated_at DESC, m.id DESC LIMIT 50",
         (scope, topic),
-    ) as cursor:
-        rows = await cursor.fetchall()
+    )
     return [row_to_item(row) for row in rows]
 
 

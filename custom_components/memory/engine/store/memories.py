@@ -342,8 +342,8 @@ class MemoryTable:
             ),
         )
         for sql, target in queries:
-            async with reader.execute(sql) as cursor:
-                target.update({row[0]: int(row[1]) for row in await cursor.fetchall()})
+            rows = await reader.execute_fetchall(sql)
+            target.update({row[0]: int(row[1]) for row in rows})
         return StoreStats(
             schema_version=await self._db.schema_version(reader),
             vector_backend=self._db.vector_backend,

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidInputError, VectorDimensionError
 from ..models import Vector
-from ..sql import IDS, rows_in
+from ..sql import IDS, read_one, read_pages, rows_in
 from ..transactions import immediate_transaction, on_writer
 from ..vectors import (
     SAMPLE_SIZE,
@@ -57,6 +57,12 @@ from .rows import check_ids
 _LOGGER = logging.getLogger(__name__)
 
 _LOAD_BATCH: Final = 4096
+# A page of the model's vectors, in id order (`read_pages`): a range scan of
+# the primary key (model, memory_id).
+_VECTOR_PAGE: Final = (
+    "SELECT memory_id, vector FROM embeddings WHERE model = ? AND memory_id > ? "
+    "ORDER BY memory_id LIMIT ?"
+)
 # `store_settings` name (+ the model) of the stored codes' fingerprint.
 _CODES_SETTING: Final = "vector_codes "
 
@@ -132,10 +138,9 @@ class MemoryVectors:
         if model is None or dim is None:
             self._vector_scale = CosineScale()
             return
-        async with reader.execute(
-            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
-        ) as cursor:
-            row = await cursor.fetchone()
+        row = await read_one(
+            reader, "SELECT count(*) FROM embeddings WHERE model = ?", (model,)
+        )
         stored = int(row[0]) if row else 0
         if self._db.uses_sqlite_vec:
             self._index, self._vector_scale = await self._load_vec0(
@@ -168,18 +173,19 @@ class MemoryVectors:
             return None
         size = code_blob_size(dim)
         parts: list[npt.NDArray[np.int64]] = []
-        async with reader.execute(
+        async for batch in read_pages(
+            reader,
             "SELECT memory_id, code FROM embedding_codes WHERE model = ? "
-            "ORDER BY memory_id",
+            "AND memory_id > ? ORDER BY memory_id LIMIT ?",
             (model,),
-        ) as cursor:
-            while batch := list(await cursor.fetchmany(_LOAD_BATCH)):
-                data = b"".join(row[1] for row in batch)
-                if len(data) != size * len(batch):
-                    return None
-                ids = np.fromiter((row[0] for row in batch), np.int64, len(batch))
-                index.add_codes(ids, *codes_from_blobs(data, dim))
-                parts.append(ids)
+            size=_LOAD_BATCH,
+        ):
+            data = b"".join(row[1] for row in batch)
+            if len(data) != size * len(batch):
+                return None
+            ids = np.fromiter((row[0] for row in batch), np.int64, len(batch))
+            index.add_codes(ids, *codes_from_blobs(data, dim))
+            parts.append(ids)
         ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         # One code a vector: the foreign key keeps no code without its
         # vector; a vector written without its code is made again.
@@ -225,20 +231,15 @@ class MemoryVectors:
     ) -> None:
         """Fill `index` and `sample` from the vectors, and store their codes anew."""
         made: list[tuple[list[int], Codes]] = []
-        async with reader.execute(
-            "SELECT memory_id, vector FROM embeddings WHERE model = ? "
-            "ORDER BY memory_id",
-            (model,),
-        ) as cursor:
-            while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
-                ids = [row[0] for row in rows]
-                matrix = np.frombuffer(
-                    b"".join(row[1] for row in rows), dtype=np.float32
-                ).reshape(len(rows), dim)
-                codes = await asyncio.to_thread(encode_unit, matrix)
-                index.add_codes(ids, *codes)
-                sample.add(matrix)
-                made.append((ids, codes))
+        async for rows in read_pages(reader, _VECTOR_PAGE, (model,), size=_LOAD_BATCH):
+            ids = [row[0] for row in rows]
+            matrix = np.frombuffer(
+                b"".join(row[1] for row in rows), dtype=np.float32
+            ).reshape(len(rows), dim)
+            codes = await asyncio.to_thread(encode_unit, matrix)
+            index.add_codes(ids, *codes)
+            sample.add(matrix)
+            made.append((ids, codes))
         try:
             async with immediate_transaction(writer):
                 await writer.execute(
@@ -296,16 +297,13 @@ class MemoryVectors:
                 )
             return index, sample
         await index.clear()
-        async with reader.execute(
-            "SELECT memory_id, vector FROM embeddings WHERE model = ?", (model,)
-        ) as cursor:
-            while rows := list(await cursor.fetchmany(_LOAD_BATCH)):
-                ids = [row[0] for row in rows]
-                matrix = np.frombuffer(
-                    b"".join(row[1] for row in rows), dtype=np.float32
-                ).reshape(len(rows), dim)
-                await index.add(ids, matrix)
-                sample.add(matrix)
+        async for rows in read_pages(reader, _VECTOR_PAGE, (model,), size=_LOAD_BATCH):
+            ids = [row[0] for row in rows]
+            matrix = np.frombuffer(
+                b"".join(row[1] for row in rows), dtype=np.float32
+            ).reshape(len(rows), dim)
+            await index.add(ids, matrix)
+            sample.add(matrix)
         return index, sample
 
     async def store(
@@ -381,10 +379,10 @@ class MemoryVectors:
 
     async def counts(self, conn: aiosqlite.Connection) -> dict[str, int]:
         """How many vectors each model has stored."""
-        async with conn.execute(
+        rows = await conn.execute_fetchall(
             "SELECT model, count(*) FROM embeddings GROUP BY model"
-        ) as cursor:
-            return {row[0]: int(row[1]) for row in await cursor.fetchall()}
+        )
+        return {row[0]: int(row[1]) for row in rows}
 
     async def index_add(
         self, vectors: Mapping[int, Vector], codes: Codes, *, indexed: bool = False
