@@ -49,13 +49,18 @@ from ..languages import (
 )
 from .term_counts import RowCounter, TermCounts
 
-# Rows the MATCH may find before the commoner terms stop driving it: FTS5's
-# bm25 costs about 0.5 us a row here. Keyword-only target in the top 10 at
+# Rows the MATCH may find before the commoner terms stop driving it: FTS5
+# reads and scores each for about 0.75 us here (bm25 0.5 of it), which set
+# the keyword-only search's tail. Keyword-only target in the top 10 at
 # 1000 / 1500 / 2000 (bench/engine.py --match-budget): 10k 0.87 at all
 # three, 100k 0.59 / 0.62 / 0.62, 300k 0.48 / 0.485 / 0.48, 1M 0.275 /
 # 0.31 / 0.335; hybrid 1.00 at each, and no LoCoMo conversation or household
-# set reaches them (docs/benchmarks/engine.md, "#13", "#25: the keyword side")
-MATCH_BUDGET: Final = 1500
+# set reaches them. 1000 rather than 1500: keyword-only p95 at 100k 3.21 ->
+# 2.93 ms, 1.08 -> 0.80 x the vector stage's (docs/benchmarks/engine.md,
+# "#13", "#25: the keyword side", "sixth round"). Beyond it the query's
+# terms are all common and the rows holding every one of them are tens to
+# hundreds: a bigger window ranks more of the same ties.
+MATCH_BUDGET: Final = 1000
 # ... or this share of the index's rows when that is more (2000 at 1M).
 MATCH_SHARE: Final = 0.002
 # Compound parts added to one query at most.
