@@ -52,15 +52,17 @@ from .term_counts import RowCounter, TermCounts
 # Rows the MATCH may find before the commoner terms stop driving it: FTS5
 # reads and scores each for about 0.75 us here (bm25 0.5 of it), which set
 # the keyword-only search's tail. Keyword-only target in the top 10 at
-# 1000 / 1500 / 2000 (bench/engine.py --match-budget): 10k 0.87 at all
-# three, 100k 0.59 / 0.62 / 0.62, 300k 0.48 / 0.485 / 0.48, 1M 0.275 /
-# 0.31 / 0.335; hybrid 1.00 at each, and no LoCoMo conversation or household
-# set reaches them. 1000 rather than 1500: keyword-only p95 at 100k 3.21 ->
-# 2.93 ms, 1.08 -> 0.80 x the vector stage's (docs/benchmarks/engine.md,
-# "#13", "#25: the keyword side", "sixth round"). Beyond it the query's
-# terms are all common and the rows holding every one of them are tens to
-# hundreds: a bigger window ranks more of the same ties.
-MATCH_BUDGET: Final = 1000
+# 500 / 750 / 1000 / 1500 (bench/engine.py's corpus): 10k 0.87 at all,
+# 100k 0.555 / 0.59 / 0.59 / 0.62, 300k - / 0.465 / 0.48 / 0.485 (1M
+# takes MATCH_SHARE: 2000); hybrid 1.00 at each. Households never reach
+# it; LoCoMo's turns do (the terms' rows summed): keyword-only R@10 0.7158
+# -> 0.7146 from 1500 to 750, hybrid R@10 within 0.0002. At 750 the
+# keyword-only p95 at 100k fell from 3.19 to 2.42 ms, 0.92 x the vector
+# stage's in the quiet rounds (1.29 x at 1500, 1.02 x at 1000:
+# docs/benchmarks/engine.md, "#25: the keyword side's budget, sixth round").
+# Beyond it the query's terms are all common, and the rows holding every
+# one of them are tens to hundreds: a bigger window ranks more of the same.
+MATCH_BUDGET: Final = 750
 # ... or this share of the index's rows when that is more (2000 at 1M).
 MATCH_SHARE: Final = 0.002
 # Compound parts added to one query at most.
