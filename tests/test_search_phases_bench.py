@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,22 +48,28 @@ async def _build(folder: Path) -> None:
     np.save(folder / f"queries-{SIZE}.npy", vectors[: len(TOPICS)])
 
 
-def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None:
-    """Keyword query, both sides, completion, fusion, hits: each timed, in order."""
-    asyncio.run(_build(tmp_path))
-    out = tmp_path / "phases.json"
+def _phases(folder: Path, *options: str) -> tuple[dict[str, Any], str]:
+    """Build the store in `folder`, run the script on it; its summary and output."""
+    asyncio.run(_build(folder))
+    out = folder / "phases.json"
     proc = run_bench(
         "search_phases.py",
         "--data",
-        str(tmp_path),
+        str(folder),
         "--size",
         str(SIZE),
         "--warmup",
         "1",
+        *options,
         "--json",
         str(out),
     )
-    summary = json.loads(out.read_text())
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None:
+    """Keyword query, both sides, completion, fusion, hits: each timed, in order."""
+    summary, stdout = _phases(tmp_path)
     assert summary["queries"] == len(TOPICS)
     marks = summary["marks"]
     for step in (
@@ -80,31 +87,16 @@ def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None
     paired = summary["paired"]
     assert 0.0 <= paired["vector side last"] <= 1.0
     assert paired["wait before completion"]["p50"] >= 0.0
-    assert "| completion start |" in proc.stdout
+    assert "| completion start |" in stdout
 
 
 def test_keyword_mode_times_the_same_texts_without_their_vectors(
     tmp_path: Path,
 ) -> None:
     """`--mode keyword`: no vector work, so that side ends before the keyword query."""
-    asyncio.run(_build(tmp_path))
-    out = tmp_path / "phases.json"
-    proc = run_bench(
-        "search_phases.py",
-        "--data",
-        str(tmp_path),
-        "--size",
-        str(SIZE),
-        "--warmup",
-        "1",
-        "--mode",
-        "keyword",
-        "--json",
-        str(out),
-    )
-    summary = json.loads(out.read_text())
+    summary, stdout = _phases(tmp_path, "--mode", "keyword")
     assert summary["mode"] == "keyword"
     marks = summary["marks"]
     assert marks["vector side end"]["p95"] <= marks["keyword query end"]["p50"]
     assert summary["paired"]["vector side last"] == 0.0
-    assert proc.stdout.startswith(f"{len(TOPICS)} keyword queries")
+    assert stdout.startswith(f"{len(TOPICS)} keyword queries")
