@@ -93,10 +93,10 @@ def test_the_steps_of_a_hybrid_search_are_timed_in_order(tmp_path: Path) -> None
 def test_keyword_mode_times_the_same_texts_without_their_vectors(
     tmp_path: Path,
 ) -> None:
-    """`--mode keyword`: no vector work, so that side ends before the keyword query."""
+    """`--mode keyword`: the texts alone; the vector side has nothing to do."""
     summary, stdout = _phases(tmp_path, "--mode", "keyword")
     assert summary["mode"] == "keyword"
-    marks = summary["marks"]
-    assert marks["vector side end"]["p95"] <= marks["keyword query end"]["p50"]
+    # Paired query by query (percentiles of two marks are not): the vector
+    # side, with nothing to do, never ends after the keyword side.
     assert summary["paired"]["vector side last"] == 0.0
     assert stdout.startswith(f"{len(TOPICS)} keyword queries")
