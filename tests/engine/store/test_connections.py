@@ -13,11 +13,17 @@ a `ReadConnection`, whose `execute` and `cursor` raise, and the whole suite
 
 from __future__ import annotations
 
+import asyncio
+import gc
+from pathlib import Path
+import threading
+import warnings
+
 import aiosqlite
 import pytest
 
 from custom_components.memory.engine import MemoryStore
-from custom_components.memory.engine.store.connections import ReadConnection
+from custom_components.memory.engine.store.connections import ReadConnection, connect
 from tests.engine.conftest import Backend
 
 
@@ -55,3 +61,29 @@ async def test_readers_have_the_pragmas(store: MemoryStore) -> None:
         timeout = await conn.execute_fetchall("PRAGMA busy_timeout")
         keys = await conn.execute_fetchall("PRAGMA foreign_keys")
         assert [tuple(row) for row in (*timeout, *keys)] == [(10_000,), (1,)]
+
+
+async def test_a_cancelled_open_leaves_no_database_open(tmp_path: Path) -> None:
+    """Cancelled while its thread opens the file, the connection is closed anyway.
+
+    The file is opened on the connection's own thread whatever the caller
+    does; a set-up cancelled then (Home Assistant stopping, the entry
+    unloaded) used to leave that sqlite3 connection for the garbage
+    collector, which warns "unclosed database".
+    """
+    before = set(threading.enumerate())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        task = asyncio.create_task(connect(tmp_path / "memory.db", reader=False))
+        await asyncio.sleep(0)  # the file is being opened on the new thread
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            _opened = await task
+        for _ in range(500):
+            started = set(threading.enumerate()) - before
+            if not any(thread.is_alive() for thread in started):
+                break
+            await asyncio.sleep(0.01)
+        gc.collect()
+    assert not set(threading.enumerate()) - before
+    assert not [w for w in caught if "unclosed database" in str(w.message)]
