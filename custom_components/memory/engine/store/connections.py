@@ -14,13 +14,13 @@ reads run each statement to its end in one hand-off instead:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from pathlib import Path
 import sqlite3
 from typing import Any, Final, NoReturn
 
 import aiosqlite
+
+from ..opening import opened
 
 BUSY_TIMEOUT_MS: Final = 10_000
 # aiosqlite's default (`aiosqlite.connect`): rows a cursor's iteration fetches
@@ -58,19 +58,10 @@ async def connect(path: Path, *, reader: bool) -> aiosqlite.Connection:
     `reader`: a shared reader, a `ReadConnection`; otherwise the writer (or
     a private connection, such as the full integrity check's). The file is
     opened on the connection's own thread whatever happens to the caller:
-    if the caller is cancelled meanwhile (Home Assistant stopping, the
-    entry unloaded during set-up), the opening is awaited and the
-    connection closed before the cancellation goes on, rather than left to
-    the garbage collector with the database open.
+    a caller cancelled meanwhile closes it before the cancellation goes on
+    (`opening.opened`).
     """
-    opening = asyncio.ensure_future(_open(path, reader))
-    try:
-        return await asyncio.shield(opening)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):  # a failed open closed itself
-            conn = await asyncio.shield(opening)
-            await conn.close()
-        raise
+    return await opened(_open(path, reader), aiosqlite.Connection.close)
 
 
 async def _open(path: Path, reader: bool) -> aiosqlite.Connection:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import Executor
-import contextlib
 from dataclasses import dataclass
 import hashlib
 import io
@@ -23,6 +22,7 @@ from typing import BinaryIO
 
 import aiohttp
 
+from ...opening import opened
 from .pins import (
     HASH_BLOCK,
     HF_BASE_URL,
@@ -141,22 +141,6 @@ class _Downloader:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, func, *args)
 
-    async def _open_part(self, path: Path, expected: int) -> _PartFile:
-        """Open the `.part` file in the executor; closed again if cancelled meanwhile.
-
-        The executor opens it whatever happens to this coroutine: a download
-        cancelled then (the set-up stopped) waits for the file and closes it
-        rather than leave it open for the garbage collector.
-        """
-        opening = asyncio.ensure_future(self._run(_PartFile, path, expected))
-        try:
-            return await asyncio.shield(opening)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):  # a failed open left no file
-                part = await asyncio.shield(opening)
-                await self._run(part.close)
-            raise
-
     def _report(self, model_file: ModelFile, file_done: int) -> None:
         if self.progress is not None:
             self.progress(
@@ -200,7 +184,12 @@ class _Downloader:
     async def _fetch(self, model_file: ModelFile) -> None:
         final = self.target / model_file.path
         part_path = final.with_name(final.name + PART_SUFFIX)
-        part = await self._open_part(part_path, model_file.size)
+        # Opened in the executor whatever happens here: a download cancelled
+        # meanwhile closes the file before it stops (`opening.opened`).
+        part = await opened(
+            self._run(_PartFile, part_path, model_file.size),
+            lambda opened_part: self._run(opened_part.close),
+        )
         start = part.size
         try:
             self._report(model_file, start)
