@@ -25,7 +25,7 @@ SEMANTIC_POOL: Final = 50
 # The vector index is asked for more than the pool, then re-scored exactly.
 SEMANTIC_OVERSAMPLE: Final = 4
 # ... twice the pool in a hybrid search, whose keyword hits get their exact
-# cosine wherever the pool left them (100k memories, int8 codes: hybrid p95
+# cosine wherever the pool left them (100k memories, binary codes: hybrid p95
 # 6.48 -> 5.90 ms; the pool's recall@50 against an exact scan 0.9925 ->
 # 0.96, its misses in its last places; household rankings unchanged, LoCoMo
 # within 0.001: docs/benchmarks/engine.md, "#25 ... fifth round").
