@@ -111,7 +111,9 @@ class Record:
     keyword: Keyword
     semantic: Semantic
     similarity: dict[int, float]
-    scale: tuple[float, float] | None
+    # The model's scale: level, spread and the language's trust (recordings
+    # made before the trust existed hold the first two: trust 1).
+    scale: tuple[float, ...] | None
     neighbours: dict[int, list[int]] | None
     returned: list[int]
     cosines: dict[int, float]  # the query's cosine with every stored vector
@@ -143,7 +145,11 @@ class Recorder:
             terms: Any = None,
         ) -> list[fusion.Ranked]:
             self.last["fuse"] = (list(keyword), list(semantic), dict(similarity or {}))
-            self.last["scale"] = None if scale is None else (scale.level, scale.spread)
+            self.last["scale"] = (
+                None
+                if scale is None
+                else (scale.level, scale.spread, getattr(scale, "trust", 1.0))
+            )
             return original_fuse(keyword, semantic, similarity, scale, terms)
 
         def add_context(
@@ -236,6 +242,7 @@ async def record_household(
             path, model=encoder.model, vector_backend="numpy", language=lang
         )
         await store.open()
+        await household.record_reading(engine, store, encoder, lang)
         keys = list(data.memories)
         texts = [data.memories[key] for key in keys]
         results = await store.add_many(
@@ -440,10 +447,14 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         cosines = dict(similarity)
         cosines.update(semantic)
         best = max(cosine for _id, cosine in semantic)
-        semantic_share = (1 - share) * (
-            min(max((best - level) / spread / confident, 0.0), 1.0)
-            if spread > 0
-            else 1.0
+        semantic_share = (
+            (1 - share)
+            * (
+                min(max((best - level) / spread / confident, 0.0), 1.0)
+                if spread > 0
+                else 1.0
+            )
+            * scale.trust
         )
         bm25 = sorted((max(-score, 0.0) for _id, score, _c in keyword), reverse=True)
         top = (bm25[0] if bm25 else 0.0) or 1.0

@@ -345,6 +345,28 @@ def make_query(
     return engine.SearchQuery(**kwargs)
 
 
+async def record_reading(
+    engine: Any, store: Any, encoder: Encoder, language: str
+) -> float | None:
+    """Measure how `encoder` reads `language` and keep it, as the embedding worker does.
+
+    The engine's own measure (`vectors.measure_reading`) on its pairs; the
+    store's searches then weigh their vectors by its trust. None (nothing
+    kept) for an engine without readings or a language without pairs.
+    """
+    readings = getattr(store, "readings", None)
+    if readings is None:
+        return None
+    vectors = importlib.import_module(f"{engine.__name__}.vectors")
+
+    async def embed(texts: Sequence[str], query: bool) -> F32:
+        return np.asarray(encoder.embed(list(texts), query=query), dtype=np.float32)
+
+    found: float | None = await vectors.measure_reading(embed, language)
+    readings.record(language, found)
+    return found
+
+
 async def measure_language(
     engine: Any,
     encoder: Encoder,
@@ -360,6 +382,7 @@ async def measure_language(
     store = engine.MemoryStore(workdir / f"{data.lang}.db", **store_kwargs)
     await store.open()
     try:
+        await record_reading(engine, store, encoder, data.lang)
         ids = list(data.memories)
         memory_kwargs: dict[str, Any] = (
             {"language": data.lang} if accepts["NewMemory"] else {}

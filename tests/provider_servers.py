@@ -6,6 +6,9 @@ deterministic vectors in which related words ("allergic"/"allergy",
 search cannot. Switches make it fail the ways real servers do: refuse the key,
 answer slowly, send malformed JSON or vectors of another length, stop
 listening. Every request is counted, so tests can prove a cache hit made none.
+The texts of the embedding worker's reading measure (the engine's own
+question and memory pairs, `vectors.reading`) are kept apart (`probed`):
+`texts`, `received` and `embedded` are the household's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 import numpy as np
+
+from custom_components.memory.engine.languages import PARAPHRASES
 
 # Words that mean the same thing get the same feature.
 CONCEPTS = {
@@ -37,6 +42,11 @@ CONCEPTS = {
     "trash": "trash",
 }
 STOP_WORDS = {"is", "to", "the", "a", "what", "on", "go", "out", "does", "which"}
+
+# Every text the reading measure sends, in every language.
+READING_TEXTS = frozenset(
+    text for pairs in PARAPHRASES.values() for pair in pairs for text in pair
+)
 
 EMBEDDING_MODELS = {"embed-small": 32, "nomic-embed-text:latest": 32}
 CHAT_MODELS = ("llama3.2:latest",)
@@ -79,6 +89,7 @@ class FakeEmbeddingServer:
         self.calls: Counter[str] = Counter()
         self.texts: list[int] = []  # how many texts each embedding call had
         self.received: list[str] = []  # every text embedded, as it arrived
+        self.probed: list[str] = []  # the reading measure's texts, apart
         self.headers: list[dict[str, str]] = []
         self.port = 0
         self._runner: web.AppRunner | None = None
@@ -91,7 +102,7 @@ class FakeEmbeddingServer:
 
     @property
     def embedded(self) -> int:
-        """Texts embedded so far, over all calls."""
+        """Texts embedded so far, over all calls (the reading measure's apart)."""
         return sum(self.texts)
 
     async def start(self) -> None:
@@ -142,8 +153,11 @@ class FakeEmbeddingServer:
         return self.reject is not None and any(self.reject in t for t in texts)
 
     def _vectors(self, model: str, texts: list[str]) -> list[list[float]]:
-        self.texts.append(len(texts))
-        self.received.extend(texts)
+        ours = [text for text in texts if text not in READING_TEXTS]
+        if ours:
+            self.texts.append(len(ours))
+            self.received.extend(ours)
+        self.probed.extend(text for text in texts if text in READING_TEXTS)
         return [fake_vector(text, self._dim(model)) for text in texts]
 
     def _bearer_ok(self, request: web.Request) -> bool:

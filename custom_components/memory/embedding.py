@@ -430,6 +430,15 @@ class EmbeddingRuntime(BackgroundWorker):
                 "ready": status.queue.messages_ready,
                 "error": status.queue.messages_failed,
             },
+            # How well the model reads each language measured so far, and
+            # the share of their weight its vectors keep (`vectors.Readings`).
+            "reading": {
+                reading.language: {
+                    "reciprocal_rank": round(reading.reciprocal_rank, 3),
+                    "trust": round(reading.trust, 3),
+                }
+                for reading in self.queue.store.readings.measured()
+            },
         }
 
 

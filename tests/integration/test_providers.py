@@ -13,7 +13,7 @@ import json
 import logging
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, cast
 
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.config_entries import ConfigEntryState
@@ -48,6 +48,7 @@ from custom_components.memory.engine.embedding.model.pins import (
     ALL_MINILM_L6_V2,
     install_from_folder,
 )
+from custom_components.memory.engine.vectors.reading import trust
 from tests.provider_servers import FakeEmbeddingServer
 
 from . import add, call
@@ -440,7 +441,15 @@ async def test_diagnostics_redact_and_count(
     assert embedding_server.url not in dumped
     assert "allergic" not in dumped
     assert json.loads(dumped)["entry"]["data"][CONF_API_KEY] == "**REDACTED**"
-    assert diagnostics["embedding"] == {
+    # Once the memory was embedded, the worker measured how the model reads
+    # Home Assistant's language (the server's word-hash vectors: badly).
+    embedding = cast("dict[str, Any]", diagnostics["embedding"])
+    reading = cast("dict[str, dict[str, float]]", embedding.pop("reading"))
+    assert list(reading) == ["en"]
+    assert reading["en"]["trust"] == pytest.approx(
+        trust(reading["en"]["reciprocal_rank"]), abs=0.002
+    )
+    assert embedding == {
         "provider": "gemini",
         "model": "embed-small",
         "store_model": "gemini/embed-small@32",

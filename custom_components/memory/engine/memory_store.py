@@ -64,7 +64,7 @@ from .store import (
     stored_vectors,
     write,
 )
-from .vectors import Scale, find_blas, use_one_blas_thread
+from .vectors import Readings, Scale, find_blas, use_one_blas_thread
 
 
 class MemoryStore:
@@ -108,6 +108,11 @@ class MemoryStore:
     def model(self) -> str | None:
         """The embedding model searches use."""
         return self.database.model
+
+    @property
+    def readings(self) -> Readings:
+        """How well the model reads each language (measured by the embedding worker)."""
+        return self.database.readings
 
     @property
     def vector_backend(self) -> str:

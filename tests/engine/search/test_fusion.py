@@ -186,11 +186,25 @@ def test_a_best_match_lost_among_unrelated_texts_weighs_less() -> None:
         (0.7, Scale(0.8, 0.02), 0.0),  # below the level
         (0.9, Scale(0.8, 0.0), 1.0),  # no spread: above the level or not
         (0.8, Scale(0.8, 0.0), 0.0),
+        # Times the language's trust (how well the model reads it).
+        (0.9, Scale(0.8, 0.02, 0.7), 0.7),
+        (0.82, Scale(0.8, 0.02, 0.7), 0.7 / CONFIDENT_Z),
+        (0.9, Scale(0.8, 0.0, 0.7), 0.7),
     ],
 )
 def test_confidence(best: float, scale: Scale, expected: float) -> None:
-    """Standard deviations above the level, over CONFIDENT_Z, clipped to 0..1."""
+    """Standard deviations above the level, over CONFIDENT_Z, clipped, times trust."""
     assert confidence(best, scale) == pytest.approx(expected)
+
+
+def test_a_model_that_cannot_read_the_language_gives_way_to_keywords() -> None:
+    """A full keyword match beats the vectors' favourite at low trust, not at full."""
+    keyword = [(1, -2.0, 1.0), (2, -1.0, 0.5)]
+    semantic = [(2, 0.95), (1, 0.85)]
+    read = fuse(keyword, semantic, scale=Scale(0.5, 0.05))
+    unread = fuse(keyword, semantic, scale=Scale(0.5, 0.05, 0.3))
+    assert order(read) == [2, 1]
+    assert order(unread) == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import aiosqlite
@@ -209,9 +209,13 @@ class MessageCorpus:
             return None  # not this model's query: keywords only
         return Vectors(unit, index, model, self.reader)
 
-    def scale(self, unit: Vector) -> Scale | None:
-        """How unrelated messages score with this query (the index's sample)."""
-        return self.search.cosine_scale.scale(unit)
+    def scale(self, unit: Vector, language: str | None) -> Scale | None:
+        """How unrelated messages score with this query, and the language's trust."""
+        scale = self.search.cosine_scale.scale(unit)
+        if scale is None:
+            return None
+        readings = self.search.store.database.readings
+        return replace(scale, trust=readings.trust(language or self.language))
 
     async def refine(
         self,

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from ..memory_store import MemoryStore
 from ..models import MemoryItem, Vector
 from ..store import DatabaseAccess
+from ..vectors import Readings
 from .jobs import (
     KINDS,
     Job,
@@ -219,6 +220,11 @@ class JobSource(Protocol):
 
     def embedding_jobs(self, instance: str) -> JobStore:
         """Return the store's job tables, claimed in `instance`'s name."""
+        ...
+
+    @property
+    def readings(self) -> Readings:
+        """How well the model reads each language, for its searches to weigh."""
         ...
 
 

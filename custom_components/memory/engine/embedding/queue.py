@@ -26,6 +26,12 @@ a batch of messages is taken only when no memory is due, so a memory added
 now waits for one batch at most, never for a backlog of old messages. The
 text-hash cache spans both (a message that repeats a memory costs nothing).
 
+When it has nothing else to do, the worker measures how well the model
+reads the store's language, and any language queries came in
+(`vectors.Readings`): 48 texts of the integration's own, once per language
+while the store is open. Searches weigh their vectors by it. A provider that
+fails the measure is asked again at an idle moment READING_RETRY later.
+
 Queries go through the same provider, but behind a circuit breaker: once the
 provider fails, or a query embedding takes longer than `QUERY_TIMEOUT`,
 queries get no vector (search answers from keywords at once) until a probe in
@@ -46,6 +52,7 @@ import numpy as np
 from ..errors import UnknownMemoryError, VectorDimensionError
 from ..models import Vector
 from ..privacy import redacted
+from ..vectors import measure_reading
 from .breaker import CircuitBreaker
 from .job_store import PROCESS_INSTANCE, Queued, QueueStore, job_store
 from .jobs import KINDS, MEMORIES, MESSAGES, Job, JobTables, QueueStatus, text_hash
@@ -54,6 +61,7 @@ from .providers import (
     DimensionChangedError,
     EmbeddingProvider,
     InvalidResponseError,
+    Matrix,
     ProviderError,
     ProviderTimeoutError,
 )
@@ -64,6 +72,9 @@ BATCH_SIZE: Final = 32
 # A query embedding slower than this is abandoned and the breaker opens.
 QUERY_TIMEOUT: Final = 2.0
 QUERY_CACHE_SIZE: Final = 256
+# A failed measure of how well the model reads a language is tried again
+# this much later, at the worker's next idle moment (seconds).
+READING_RETRY: Final = 3600.0
 
 
 class EmbeddingQueue:
@@ -106,6 +117,7 @@ class EmbeddingQueue:
         self._rebuilding = dict.fromkeys(KINDS, False)
         self._query_cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._query_cache_size = QUERY_CACHE_SIZE
+        self._reading_retry_at = 0.0
 
     @property
     def dimensions(self) -> int | None:
@@ -187,6 +199,9 @@ class EmbeddingQueue:
                 await self._probe()
             else:
                 await self._finish_rebuilds()
+                await self._measure_reading()
+                if self._reading_due():
+                    return 0.0  # another language to measure
                 due = await self._jobs.next_due(self.model)
                 return None if due is None else max(due - self._clock(), 0.0)
         return 0.0 if self.breaker.closed else self.breaker.seconds_to_probe()
@@ -303,6 +318,39 @@ class EmbeddingQueue:
             self.breaker.record_failure(err)
         else:
             self.breaker.record_success()
+
+    def _reading_due(self) -> bool:
+        """Whether a language waits to be measured, and may be now."""
+        return (
+            self.store.readings.next_wanted() is not None
+            and self.breaker.closed
+            and self._clock() >= self._reading_retry_at
+        )
+
+    async def _measure_reading(self) -> None:
+        """Measure how well the model reads the next wanted language, if due."""
+        readings = self.store.readings
+        language = readings.next_wanted()
+        if language is None or not self._reading_due():
+            return
+
+        async def embed(texts: Sequence[str], query: bool) -> Matrix:
+            matrix = await self.provider.embed(texts, query=query)
+            self._check_dimensions(matrix.shape[1])
+            return matrix
+
+        try:
+            found = await measure_reading(embed, language)
+        except ProviderError as err:
+            if err.provider_down:
+                self.breaker.record_failure(err)
+            self._reading_retry_at = self._clock() + READING_RETRY
+            _LOGGER.debug(
+                "Measuring how %s reads %s failed (%s)", self.model, language, err.key
+            )
+            return
+        self.breaker.record_success()
+        readings.record(language, found)
 
     async def _finish_rebuilds(self) -> None:
         kinds = [kind for kind in KINDS if self._rebuilding[kind]]

@@ -47,6 +47,7 @@ from ..errors import InvalidInputError
 from ..languages import ANALYSIS_VERSION, DEFAULT_LANGUAGE, index_terms, language_code
 from ..models import MemoryItem, to_timestamp
 from ..store import validate_scope
+from ..vectors import Readings
 from .conversation_reads import PostgresConversationReads
 from .message_hybrid import message_search
 from .message_search import PostgresMessageSearch, data_tokens
@@ -93,6 +94,7 @@ class PostgresConversationLog:
         instance: str | None = None,
         erased: Callable[[Iterable[str]], Awaitable[None]] | None = None,
         changed: Callable[[], None] | None = None,
+        readings: Readings | None = None,
     ) -> None:
         """Hold the pool, the default language of texts, and the instance's name.
 
@@ -102,9 +104,12 @@ class PostgresConversationLog:
         `changed` is called after each write commits, then `erased` awaited
         with the scopes whose messages an erase took (a store's `changed`
         and `erased`: its listeners, as SQLite's log tells its database's).
+        `readings` is how well the model reads each language (the store's;
+        None: its own, never measured).
         """
         self._pool = pool
         self.language = language
+        self.readings = readings or Readings(language)
         self.instance = instance
         self._tell_erased = erased
         self._tell_changed = changed
@@ -381,7 +386,11 @@ class PostgresConversationLog:
         a query with no words and no vector lists the newest messages.
         """
         return await message_search(
-            query, self.language, self.keywords, self.vectors, self.get_messages
+            query,
+            (self.language, self.readings),
+            self.keywords,
+            self.vectors,
+            self.get_messages,
         )
 
     @property

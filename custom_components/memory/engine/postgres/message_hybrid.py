@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 import contextlib
+from dataclasses import replace
 from typing import Any, Final
 
 from ..conversations import MessageHit, MessageQuery, StoredMessage
@@ -29,7 +30,7 @@ from ..errors import StoreError
 from ..models import to_timestamp
 from ..search import KEYWORD_POOL, SEMANTIC_POOL, Candidates, oversample
 from ..store import validate_limit
-from ..vectors import as_unit_vector
+from ..vectors import Readings, as_unit_vector
 from .message_search import PostgresMessageSearch
 from .message_vectors import PgMessageVectors
 
@@ -44,12 +45,17 @@ type GetMessages = Callable[[Sequence[int]], Awaitable[dict[int, StoredMessage]]
 
 async def message_search(
     query: MessageQuery,
-    language: str,
+    languages: tuple[str, Readings],
     keywords: PostgresMessageSearch,
     vectors: PgMessageVectors | None,
     get_messages: GetMessages,
 ) -> list[MessageHit]:
-    """Find messages by keywords and meaning, scored like memories (0..1, best first)."""
+    """Find messages by keywords and meaning, scored like memories (0..1, best first).
+
+    `languages` is the store's default language and how well the model
+    reads each (`vectors.Readings`).
+    """
+    language, readings = languages
     validate_limit(query.limit)
     if query.scopes is not None and not query.scopes:
         return []
@@ -96,6 +102,8 @@ async def message_search(
     scale: Any = None
     if unit is not None and vectors is not None and words:
         scale = await vectors.scale(unit)
+        if scale is not None:
+            scale = replace(scale, trust=readings.trust(query.language or language))
     ranked = [
         entry for entry in candidates.fused(scale) if entry.score >= query.min_score
     ][: query.limit]

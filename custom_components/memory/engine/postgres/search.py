@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 import contextlib
+from dataclasses import replace
 import time
 from typing import Any, Final
 
@@ -57,7 +58,7 @@ from ..search import (
     validate_earlier,
 )
 from ..store import ITEM_COLUMNS, normalize_tags, row_to_item, validate_limit
-from ..vectors import Scale, as_unit_vector
+from ..vectors import Readings, Scale, as_unit_vector
 from .memories import PostgresMemories
 from .search_keywords import (
     BM25_OF,
@@ -126,15 +127,18 @@ class PostgresSearch:
         vectors: PgVectorIndex | None = None,
         language: str = DEFAULT_LANGUAGE,
         clock: Any = time.time,
+        readings: Readings | None = None,
     ) -> None:
         """Hold the pool (its connections knowing pgvector: `register_vector`).
 
         `vectors` is the model's index (None: keywords only); `language`
-        the store's default; `clock` gives the time expiry is read at.
+        the store's default; `clock` gives the time expiry is read at;
+        `readings` how well the model reads each language (the store's).
         """
         self._pool = pool
         self._index = vectors
         self.language = language
+        self.readings = readings or Readings(language)
         self._clock = clock
         self._memories = PostgresMemories(pool, language=language, clock=clock)
         self._counts = PgTermCounts()
@@ -204,7 +208,7 @@ class PostgresSearch:
                 late if cosines is None else [],
             )
             candidates.similarity |= found
-            scale = await self._scale(conn, unit) if words else None
+            scale = await self._scale(conn, unit, query.language) if words else None
             fused = candidates.fused(scale)
             if fused and query.context:
                 fused = await self._refine(
@@ -231,11 +235,16 @@ class PostgresSearch:
             for record in records
         ]
 
-    async def _scale(self, conn: Any, unit: Vector | None) -> Scale | None:
-        """How unrelated memories score with this query (None: no vectors)."""
+    async def _scale(
+        self, conn: Any, unit: Vector | None, language: str | None
+    ) -> Scale | None:
+        """How unrelated memories score with this query, and the language's trust."""
         if unit is None or self._sample is None:
             return None
-        return await self._sample.scale(conn, unit)
+        scale = await self._sample.scale(conn, unit)
+        if scale is None:
+            return None
+        return replace(scale, trust=self.readings.trust(language or self.language))
 
     async def keyword_query(
         self,

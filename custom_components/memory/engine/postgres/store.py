@@ -61,7 +61,7 @@ from ..models import (
 )
 from ..search import MATCH_BUDGET
 from ..store import BrowsePage, BrowseQuery, EarlierConversation, EarlierQuery
-from ..vectors import Scale, as_unit_vectors
+from ..vectors import Readings, Scale, as_unit_vectors
 from .curation import PostgresCuration
 from .faults import (
     COMMAND_TIMEOUT,
@@ -132,6 +132,9 @@ class PostgresStore(StoreListeners):
         self._model = model
         self._clock = clock
         self._language = language
+        # How well the model reads each language (`vectors.Readings`): the
+        # embedding worker measures, searches weigh their vectors by it.
+        self.readings = Readings(language)
         self.instance = instance or uuid.uuid4().hex
         self.sender = uuid.uuid4().hex
         self._pool_size = pool_size
@@ -214,7 +217,9 @@ class PostgresStore(StoreListeners):
             except RuntimeError as err:
                 raise DatabaseTooNewError(str(err), path="") from err
         clock, language, sender = self._clock, self._language, self.sender
-        vectors = StoreVectors(pool, self._model, sender, language, clock)
+        vectors = StoreVectors(
+            pool, self._model, sender, language, clock, self.readings
+        )
         await vectors.load()
         if self._match_budget is not None:
             vectors.search.match_budget = self._match_budget

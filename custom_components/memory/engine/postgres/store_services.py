@@ -43,6 +43,7 @@ def conversation_log(store: AnyStore) -> AnyConversationLog:
             instance=store.sender,
             erased=store.erased,
             changed=store.changed,
+            readings=store.readings,
         )
     return ConversationLog(store)
 

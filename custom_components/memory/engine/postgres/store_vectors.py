@@ -26,7 +26,7 @@ from ..errors import InvalidInputError, UnknownMemoryError
 from ..models import Vector
 from ..search import MATCH_BUDGET
 from ..sql import storable_ids
-from ..vectors import Scale, as_unit_vector
+from ..vectors import Readings, Scale, as_unit_vector
 from .hnsw_builds import stop_builds
 from .message_vectors import PgMessageVectors
 from .search import PostgresSearch
@@ -55,6 +55,7 @@ class StoreVectors:
         instance: str | None,
         language: str,
         clock: Callable[[], float],
+        readings: Readings | None = None,
     ) -> None:
         """Hold the pool (vector codec registered) and the model; keywords only yet.
 
@@ -65,6 +66,7 @@ class StoreVectors:
         self._instance = instance
         self._model = model
         self._language = language
+        self._readings = readings or Readings(language)
         self._clock = clock
         self._index: PgVectorIndex | None = None
         self._sample: VectorSample | None = None
@@ -73,7 +75,11 @@ class StoreVectors:
 
     def _make_search(self, budget: int) -> PostgresSearch:
         search = PostgresSearch(
-            self._pool, vectors=self._index, language=self._language, clock=self._clock
+            self._pool,
+            vectors=self._index,
+            language=self._language,
+            clock=self._clock,
+            readings=self._readings,
         )
         search.match_budget = budget
         return search

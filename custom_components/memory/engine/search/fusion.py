@@ -30,9 +30,12 @@ tuned per model, and compressing or shifting every cosine (`a * cos + b`,
 The semantic signal's share also follows how far the query's best cosine
 stands out from unrelated texts, in their standard deviations: a best
 match lost in the crowd says little, and the keyword signal then weighs
-more. (It does not catch an English model asked in Chinese, whose few
-"hub" memories stand out for every question as far as real answers do:
-docs/benchmarks/household.md, "Sixth round".) Results, variants and commands:
+more. It does not catch an English model asked in Chinese, whose few
+"hub" memories stand out for every question as far as real answers do
+(docs/benchmarks/household.md, "Sixth round"): that is the scale's `trust`,
+how well the model reads the query's language, measured once by the
+embedding worker (`vectors/reading.py`; "Eighth round"), which multiplies
+the confidence. Results, variants and commands:
 `docs/benchmarks/household.md` and `docs/benchmarks/recall.md`.
 
 Issue #22's second round (docs/benchmarks/household.md, "Variants, second
@@ -166,10 +169,14 @@ def closeness(cosine: float, floor: float, best: float) -> float:
 
 
 def confidence(best: float, scale: Scale) -> float:
-    """How far the best cosine stands out from unrelated texts, 0..1."""
+    """How far the best cosine stands out from unrelated texts, 0..1.
+
+    Times the scale's `trust`: how well the model reads the query's language.
+    """
     if scale.spread <= 0:
-        return 1.0 if best > scale.level else 0.0
-    return min(max((best - scale.level) / scale.spread / CONFIDENT_Z, 0.0), 1.0)
+        return scale.trust if best > scale.level else 0.0
+    standing = min(max((best - scale.level) / scale.spread / CONFIDENT_Z, 0.0), 1.0)
+    return standing * scale.trust
 
 
 def grouped_coverage(

@@ -79,8 +79,12 @@ class Corpus[H](Protocol):
         """Return the query's vectors, or None: keywords only."""
         ...
 
-    def scale(self, unit: Vector) -> Scale | None:
-        """How unrelated rows score with this query (`CosineScale.scale`)."""
+    def scale(self, unit: Vector, language: str | None) -> Scale | None:
+        """How unrelated rows score with this query (`CosineScale.scale`).
+
+        With the trust of the query's `language` (None: the store's), how
+        well the model reads it (`vectors.Readings.trust`).
+        """
         ...
 
     async def refine(
@@ -146,7 +150,7 @@ class HybridSearch:
         # How unrelated rows score with this query; a search by vector
         # alone (no words) keeps raw cosines.
         scale = (
-            corpus.scale(vectors.unit)
+            corpus.scale(vectors.unit, request.language)
             if vectors is not None and request.words
             else None
         )

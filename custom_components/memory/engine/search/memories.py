@@ -12,7 +12,7 @@ vectors (`MemoryVectors`) and their table (`MemoryTable.get_many`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import aiosqlite
@@ -29,7 +29,7 @@ from ..store import (
     row_to_item,
     validate_limit,
 )
-from ..vectors import Scale, VectorIndex, as_unit_vector
+from ..vectors import Readings, Scale, VectorIndex, as_unit_vector
 from .candidates import Candidates, Request, Tables, Vectors
 from .fusion import Ranked, add_context
 from .hybrid import HybridSearch
@@ -124,6 +124,7 @@ class MemorySearch:
             index=self._vectors.index,
             model=self._db.model,
             cosine_scale=self._vectors.cosine_scale,
+            readings=self._db.readings,
             items=self._table.get_many,
         )
 
@@ -153,6 +154,8 @@ class MemoryCorpus:
     index: VectorIndex | None
     model: str | None
     cosine_scale: Callable[[Vector], Scale | None]
+    # How well the model reads each language (the embedding worker's measure).
+    readings: Readings
     items: Callable[..., Awaitable[dict[int, MemoryItem]]]
 
     async def recent(
@@ -182,9 +185,12 @@ class MemoryCorpus:
             )
         return Vectors(unit, self.index, self.model, self.vector_reader)
 
-    def scale(self, unit: Vector) -> Scale | None:
-        """How unrelated memories score with this query (`cosine_scale`)."""
-        return self.cosine_scale(unit)
+    def scale(self, unit: Vector, language: str | None) -> Scale | None:
+        """How unrelated memories score with this query, and the language's trust."""
+        scale = self.cosine_scale(unit)
+        if scale is None:
+            return None
+        return replace(scale, trust=self.readings.trust(language or self.language))
 
     async def hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         """Return the ranked memories as hits (memories gone meanwhile left out)."""

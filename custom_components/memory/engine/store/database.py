@@ -39,7 +39,7 @@ from ..errors import (
 from ..languages import DEFAULT_LANGUAGE, language_code
 from ..sql import read_one
 from ..transactions import immediate_transaction
-from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC
+from ..vectors import BACKEND_NUMPY, BACKEND_SQLITE_VEC, Readings
 from .connections import connect
 from .files import make_private
 from .integrity import CheckKind, IntegrityCheck, check, closed_cleanly, mark_clean
@@ -129,6 +129,9 @@ class Database:
         self.path = Path(path)
         self._model = model
         self.language = language_code(language)
+        # How well the model reads each language (`vectors.Readings`): the
+        # embedding worker measures, searches weigh their vectors by it.
+        self.readings = Readings(self.language)
         self._backend_choice = vector_backend
         self._clock = clock
         self._writer: aiosqlite.Connection | None = None

@@ -2,7 +2,7 @@
 
 `index` (the numpy index and the vec0 one for comparisons), `codes` (binary
 codes after a fixed rotation, and their stored form), `scale` (how unrelated texts score with the
-model in use), `threads` (numpy's BLAS on one thread).
+model in use), `reading` (how well the model reads a language, measured), `threads` (numpy's BLAS on one thread).
 """
 
 from .codes import (
@@ -21,6 +21,7 @@ from .index import (
     as_unit_vector,
     as_unit_vectors,
 )
+from .reading import Reading, Readings, measure_reading
 from .scale import SAMPLE_SIZE, CosineScale, Scale
 from .threads import find_blas, use_one_blas_thread
 
@@ -30,6 +31,8 @@ __all__ = [
     "SAMPLE_SIZE",
     "CosineScale",
     "NumpyIndex",
+    "Reading",
+    "Readings",
     "Scale",
     "SqliteVecIndex",
     "VectorIndex",
@@ -41,5 +44,6 @@ __all__ = [
     "codes_to_blobs",
     "encode_unit",
     "find_blas",
+    "measure_reading",
     "use_one_blas_thread",
 ]

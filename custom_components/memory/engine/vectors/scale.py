@@ -39,10 +39,16 @@ _SEED: Final = 0x5EED
 
 @dataclass(frozen=True, slots=True)
 class Scale:
-    """A query's cosines with unrelated texts: their mean and spread."""
+    """A query's cosines with unrelated texts: their mean and spread.
+
+    `trust` is how well the model reads the query's language, the share of
+    its weight the semantic signal keeps in fusion (`embedding/reading.py`;
+    1 when unmeasured).
+    """
 
     level: float
     spread: float
+    trust: float = 1.0
 
 
 class CosineScale:
