@@ -2,7 +2,7 @@
 
 The embedding worker asks the model, once per language, to match 24
 spoken questions with the memories that answer them, pairs that share no
-content word (`engine/languages/paraphrases/<code>.tsv`), and keeps the
+content word (`engine/languages/reading_pairs/<code>.tsv`), and keeps the
 mean reciprocal rank; searches then weigh their vectors by the trust it
 gives (`engine/vectors/reading.py`). This script runs the same measure
 (`measure_reading`, the engine's own) with all-MiniLM-L6-v2 (the engine's

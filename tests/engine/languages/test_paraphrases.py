@@ -1,6 +1,6 @@
 """The reading measure's pairs: every language's file, and only meaning links each pair.
 
-`languages/paraphrases/<code>.tsv` holds 24 spoken questions with the
+`languages/reading_pairs/<code>.tsv` holds 24 spoken questions with the
 memories that answer them. The measure asks whether a model places each
 question nearest its own memory; if a pair shared a word, a model that
 cannot read the language would still find it by the word. So the test

@@ -16,9 +16,9 @@ from custom_components.memory.engine.postgres import (
     PostgresReads,
     migrate,
 )
-from tests.engine.conftest import START, FakeClock, StoreFactory
+from tests.engine.conftest import PROVIDER_MODEL, START, FakeClock, StoreFactory
 from tests.engine.postgres.parity import Both
-from tests.engine.postgres.stores import PgStores
+from tests.engine.postgres.stores import PgStores, Store
 
 
 @pytest.fixture
@@ -81,3 +81,18 @@ async def stores(postgres_database: str, clock: FakeClock) -> AsyncIterator[PgSt
         yield opened
     finally:
         await opened.close_all()
+
+
+@pytest.fixture
+async def provider_store(
+    backend_url: str | None, store_factory: StoreFactory, clock: FakeClock
+) -> AsyncIterator[Store]:
+    """Open a store of each backend in turn, filing vectors under the provider's model."""
+    if backend_url is None:
+        yield await store_factory(model=PROVIDER_MODEL)
+        return
+    stores = PgStores(backend_url, clock)
+    try:
+        yield await stores.open(model=PROVIDER_MODEL)
+    finally:
+        await stores.close_all()

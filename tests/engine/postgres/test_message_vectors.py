@@ -20,7 +20,7 @@ keywords wait leaves no vector read running.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -59,15 +59,8 @@ from custom_components.memory.engine.postgres.message_vectors import (
     index_name,
 )
 from custom_components.memory.engine.privacy import redacted
-from tests.engine.conftest import (
-    PROVIDER_MODEL,
-    FakeClock,
-    StoreFactory,
-    memory,
-    run_until_idle,
-    sql,
-)
-from tests.engine.postgres.stores import PgStores, Store
+from tests.engine.conftest import PROVIDER_MODEL, FakeClock, memory, run_until_idle, sql
+from tests.engine.postgres.stores import Store
 from tests.postgres_server import START_TIMEOUT
 from tests.provider_servers import FakeEmbeddingServer, fake_vector
 
@@ -85,18 +78,9 @@ QUESTION = "peanut allergy"  # no word (or stem) of "Mia is allergic to nuts"
 
 
 @pytest.fixture
-async def backend(
-    backend_url: str | None, store_factory: StoreFactory, clock: FakeClock
-) -> AsyncIterator[Store]:
-    """Open a store of each backend in turn, filing vectors under the provider's model."""
-    if backend_url is None:
-        yield await store_factory(model=MODEL)
-        return
-    stores = PgStores(backend_url, clock)
-    try:
-        yield await stores.open(model=MODEL)
-    finally:
-        await stores.close_all()
+def backend(provider_store: Store) -> Store:
+    """Give a store of each backend in turn, filing vectors under the provider's model."""
+    return provider_store
 
 
 def _queue(store: Store, provider: OllamaProvider, clock: FakeClock) -> EmbeddingQueue:

@@ -13,7 +13,6 @@ the language badly, and a keyword hit more.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -33,14 +32,8 @@ from custom_components.memory.engine.embedding.queue import READING_RETRY
 from custom_components.memory.engine.languages import PARAPHRASES
 from custom_components.memory.engine.postgres import conversation_log
 from custom_components.memory.engine.vectors.reading import CANNOT, MIN_TRUST, trust
-from tests.engine.conftest import (
-    PROVIDER_MODEL,
-    FakeClock,
-    StoreFactory,
-    memory,
-    run_until_idle,
-)
-from tests.engine.postgres.stores import PgStores, Store
+from tests.engine.conftest import PROVIDER_MODEL, FakeClock, memory, run_until_idle
+from tests.engine.postgres.stores import Store
 from tests.postgres_server import START_TIMEOUT
 from tests.provider_servers import FakeEmbeddingServer
 
@@ -68,33 +61,22 @@ FILLER = (
 
 
 @pytest.fixture
-async def backend(
-    backend_url: str | None, store_factory: StoreFactory, clock: FakeClock
-) -> AsyncIterator[Store]:
-    """Open a store of each backend in turn, filing vectors under the provider's model."""
-    if backend_url is None:
-        yield await store_factory(model=MODEL)
-        return
-    stores = PgStores(backend_url, clock)
-    try:
-        yield await stores.open(model=MODEL)
-    finally:
-        await stores.close_all()
-
-
-def _queue(store: Store, provider: OllamaProvider, clock: FakeClock) -> EmbeddingQueue:
-    return EmbeddingQueue(store, provider, MODEL, clock=clock, dimensions=DIM)
+async def queue(
+    provider_store: Store, provider: OllamaProvider, clock: FakeClock
+) -> EmbeddingQueue:
+    """Start the store's embedding worker on the test clock."""
+    worker = EmbeddingQueue(
+        provider_store, provider, MODEL, clock=clock, dimensions=DIM
+    )
+    await worker.start()
+    return worker
 
 
 async def test_the_worker_measures_each_wanted_language_once(
-    backend: Store,
-    provider: OllamaProvider,
-    clock: FakeClock,
-    embedding_server: FakeEmbeddingServer,
+    provider_store: Store, queue: EmbeddingQueue, embedding_server: FakeEmbeddingServer
 ) -> None:
     """The store's language after its memories; a query's language next; each once."""
-    queue = _queue(backend, provider, clock)
-    await queue.start()
+    backend = provider_store
     for text in ("Mia is allergic to nuts", *FILLER):
         await backend.add(memory(text))
     assert await run_until_idle(queue) is None
@@ -118,14 +100,13 @@ async def test_the_worker_measures_each_wanted_language_once(
 
 
 async def test_a_refused_measure_is_asked_again_later(
-    backend: Store,
-    provider: OllamaProvider,
+    provider_store: Store,
+    queue: EmbeddingQueue,
     clock: FakeClock,
     embedding_server: FakeEmbeddingServer,
 ) -> None:
     """A provider that refuses the pairs: full weight, and again after READING_RETRY."""
-    queue = _queue(backend, provider, clock)
-    await queue.start()
+    backend = provider_store
     await backend.add(memory("Mia is allergic to nuts"))
     embedding_server.reject = PARAPHRASES["en"][0][0]
     assert await run_until_idle(queue) is None
@@ -143,16 +124,11 @@ async def test_a_refused_measure_is_asked_again_later(
 
 
 async def test_searches_weigh_their_vectors_by_the_trust(
-    backend: Store,
-    provider: OllamaProvider,
-    clock: FakeClock,
-    embedding_server: FakeEmbeddingServer,
+    provider_store: Store, queue: EmbeddingQueue
 ) -> None:
     """Memories and messages: a hit by meaning alone scores less at MIN_TRUST."""
-    del embedding_server
+    backend = provider_store
     log = conversation_log(backend)
-    queue = _queue(backend, provider, clock)
-    await queue.start()
     nuts = (await backend.add(memory("Mia is allergic to nuts"))).item.id
     for text in FILLER:
         await backend.add(memory(text))

@@ -1,6 +1,6 @@
 """Question and memory pairs that only meaning links, per language.
 
-`paraphrases/<code>.tsv` holds 24 lines of a spoken question, a tab, and the
+`reading_pairs/<code>.tsv` holds 24 lines of a spoken question, a tab, and the
 stored memory that answers it, written so that the two share no content
 word, stem or compound part (Chinese, Japanese and Korean: no character
 pair); names may be shared. They are the integration's own text, not the
@@ -29,7 +29,7 @@ def _read(text: str) -> Pairs:
 
 
 def _load() -> dict[str, Pairs]:
-    folder = resources.files(__package__ or "").joinpath("paraphrases")
+    folder = resources.files(__package__ or "").joinpath("reading_pairs")
     return {
         entry.name.removesuffix(".tsv"): _read(entry.read_text(encoding="utf-8"))
         for entry in folder.iterdir()

@@ -11,7 +11,7 @@ fell below keyword search alone (MiniLM Chinese R@1 0.55 against 0.77).
 So the worker asks the model itself, once per language, with text of the
 integration's own (nothing of the household's is sent): 24 pairs of a
 spoken question and the memory that answers it, written so that the two
-share no content word (`languages/paraphrases/<code>.tsv`), so only meaning
+share no content word (`languages/reading_pairs/<code>.tsv`), so only meaning
 links them. `measure_reading` embeds the questions as queries and the memories as
 documents and gives the mean reciprocal rank of each question's own memory
 among the 24 (chance: about 0.16). In the 16 languages with pairs,
