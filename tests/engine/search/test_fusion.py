@@ -197,6 +197,16 @@ def test_confidence(best: float, scale: Scale, expected: float) -> None:
     assert confidence(best, scale) == pytest.approx(expected)
 
 
+def test_ties_on_coverage_go_to_bm25_as_far_as_the_model_cannot_read() -> None:
+    """Two hits holding the same terms: the vectors order them, or bm25 at low trust."""
+    keyword = [(1, -3.0, 1.0), (2, -1.0, 1.0)]  # equal coverage, 1 better bm25
+    semantic = [(2, 0.80), (1, 0.795)]
+    read = fuse(keyword, semantic, scale=Scale(0.5, 0.05))
+    unread = fuse(keyword, semantic, scale=Scale(0.5, 0.05, 0.7))
+    assert order(read) == [2, 1]
+    assert order(unread) == [1, 2]
+
+
 def test_a_model_that_cannot_read_the_language_gives_way_to_keywords() -> None:
     """A full keyword match beats the vectors' favourite at low trust, not at full."""
     keyword = [(1, -2.0, 1.0), (2, -1.0, 0.5)]

@@ -47,7 +47,11 @@ the hybrid score, all with the model's scale:
 - the keyword relevance is the hit's share of the query's idf (its
   coverage) over the best hit's, not bm25: hits holding the same query
   terms tie on the keyword side and the vectors order them (bm25 alone gave
-  the shortest memory holding a shared name full keyword marks). Query
+  the shortest memory holding a shared name full keyword marks). A model
+  that cannot read the language cannot order them: the relevance then takes
+  the share of trust its vectors lost (`Scale.trust`) from bm25 over the
+  best, as keyword-only search does (docs/benchmarks/household.md, "Eighth
+  round"). Query
   terms that exactly the same hits hold count once, at their heaviest
   weight (`grouped_coverage`): a word and its compound parts found in the
   same rows ("fødselsdag", "fødsel", "elsdag") are one piece of evidence;
@@ -271,9 +275,9 @@ def fuse(
     cosines = dict(similarity or {})
     cosines.update(semantic)
     best_cosine = max(score for _id, score in semantic)
+    best_bm25 = max((-bm25 for _i, bm25, _c in keyword), default=1.0) or 1.0
     if scale is None:
         # No model scale: bm25 over the best, linear closeness, no rank bonus.
-        best_bm25 = max((-bm25 for _i, bm25, _c in keyword), default=1.0) or 1.0
         relevance = {i: max(-bm25, 0.0) / best_bm25 for i, bm25, _c in keyword}
         floor = min(cosines.values())
         share, bonus = 1 - KEYWORD_WEIGHT, 0.0
@@ -281,7 +285,13 @@ def fuse(
     else:
         coverage = grouped_coverage(keyword, terms)
         best_coverage = max(coverage.values(), default=0.0) or 1.0
-        relevance = {i: coverage[i] / best_coverage for i, _bm25, _c in keyword}
+        # Hits holding the same terms tie on coverage, for the vectors to
+        # order; as far as the model cannot read the language, bm25 does.
+        relevance = {
+            i: scale.trust * coverage[i] / best_coverage
+            + (1 - scale.trust) * max(-bm25, 0.0) / best_bm25
+            for i, bm25, _c in keyword
+        }
         share = (1 - KEYWORD_WEIGHT) * confidence(best_cosine, scale)
         bonus = RANK_BONUS
         near = {i: decay(c, scale, best_cosine) for i, c in cosines.items()}
