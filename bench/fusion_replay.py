@@ -458,6 +458,8 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
         )
         bm25 = sorted((max(-score, 0.0) for _id, score, _c in keyword), reverse=True)
         top = (bm25[0] if bm25 else 0.0) or 1.0
+        # `atr`: the shipped coupling, coverage's share is the language's trust.
+        by_coverage = scale.trust if params.get("atr") else covered
         coverage = {i: c for i, _s, c in keyword}
         if grouped and record is not None and record.weights:
             coverage = grouped_coverage(record, coverage)
@@ -472,8 +474,8 @@ def weighted(params: Mapping[str, float], *, decay: bool) -> FuseFn:
             keyword_share *= 1 - absent * absent_share(record)
         relevance = {
             i: (
-                covered * coverage[i] / top_coverage
-                + (1 - covered) * max(-score, 0.0) / top
+                by_coverage * coverage[i] / top_coverage
+                + (1 - by_coverage) * max(-score, 0.0) / top
             )
             * top_coverage**absolute
             for i, score, _c in keyword

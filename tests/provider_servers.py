@@ -7,8 +7,9 @@ search cannot. Switches make it fail the ways real servers do: refuse the key,
 answer slowly, send malformed JSON or vectors of another length, stop
 listening. Every request is counted, so tests can prove a cache hit made none.
 The texts of the embedding worker's reading measure (the engine's own
-question and memory pairs, `vectors.reading`) are kept apart (`probed`):
-`texts`, `received` and `embedded` are the household's.
+question and memory pairs, `vectors.reading`) are kept apart (`probed`,
+and its requests in `calls` as `<endpoint>.reading`): `texts`, `received`,
+`embedded` and the other `calls` are the household's.
 """
 
 from __future__ import annotations
@@ -62,6 +63,17 @@ def fake_vector(text: str, dim: int) -> list[float]:
         vector[digest[0] % dim] += 1.0 if digest[1] % 2 else -1.0
     vector[dim - 1] += 0.1  # never all zero
     return [float(x) for x in vector / np.linalg.norm(vector)]
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value, depth first."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
 
 
 class FakeEmbeddingServer:
@@ -134,7 +146,15 @@ class FakeEmbeddingServer:
     async def _gate(
         self, request: web.Request, name: str, *, embedding: bool
     ) -> web.Response | None:
-        """Count the call and apply the failure switches."""
+        """Count the call and apply the failure switches.
+
+        A request of the reading measure (its texts are the engine's pairs)
+        counts as `<name>.reading`, apart from the household's.
+        """
+        if embedding and request.can_read_body:
+            body = await request.json()
+            if any(text in READING_TEXTS for text in _strings(body)):
+                name = f"{name}.reading"
         self.calls[name] += 1
         self.headers.append(dict(request.headers))
         if self.delay:

@@ -88,6 +88,8 @@ async def test_the_worker_measures_each_wanted_language_once(
     assert reading.trust == trust(reading.reciprocal_rank)
     assert await run_until_idle(queue) is None
     assert len(embedding_server.probed) == 48  # not measured again
+    # Two requests: the questions as queries, the memories as documents.
+    assert embedding_server.calls["ollama.embed.reading"] == 2
 
     # A search in German (its vectors weighed: enough of them for a scale)
     # wants German; the next idle moment measures it.
