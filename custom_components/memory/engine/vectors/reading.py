@@ -6,7 +6,7 @@ Chinese it puts a few short memories nearest to almost every question. Those
 vectors stand out from the unrelated level as far as real answers do, so
 nothing in a query's cosines tells them apart (docs/benchmarks/household.md,
 "Sixth round", "Seventh round"); the fusion trusted them and hybrid search
-fell below keyword search alone (MiniLM Chinese R@1 0.55 against 0.77).
+fell below keyword search alone (MiniLM Chinese R@1 0.55 against 0.76).
 
 So the worker asks the model itself, once per language, with text of the
 integration's own (nothing of the household's is sent): 24 pairs of a
@@ -27,6 +27,8 @@ reads a language badly still helps where the keywords have nothing. On the
 household set 0.65 and 0.7 both kept every language that passed and lifted
 all-MiniLM-L6-v2 in Chinese and Japanese above keyword search alone; 0.6
 lost German, 0.75 Japanese (docs/benchmarks/household.md, "Eighth round").
+The keyword side gives the share the trust lost to bm25 when it orders hits
+holding the same terms (`fusion.fuse`): the vectors cannot order them.
 
 `Readings` holds one store's measures by language: the store's own
 language is wanted from the start, a query in another language asks for
