@@ -36,7 +36,9 @@ its own (`want`), the embedding worker measures one wanted language at a
 time when it has nothing else to do (`EmbeddingQueue.run_once`), and a
 language never measured (no pairs, or not yet) keeps the full weight, as
 before. Measures live as long as the store (one model): a restart measures
-again, 48 short texts.
+again, 48 short texts in two requests, each the size of one batch of
+memories (with the built-in all-MiniLM-L6-v2, 0.2 to 0.35 s for both on the
+2-core development machine).
 """
 
 from __future__ import annotations
