@@ -50,6 +50,8 @@ MODELS_FOLDER: Final = "models"
 PROVIDER_DOWN_ISSUE_SECONDS: Final = 30 * 60
 ISSUE_PROVIDER_UNAVAILABLE: Final = "provider_unavailable"
 ISSUE_DIMENSION_CHANGED: Final = "dimension_changed"
+# The model reads Home Assistant's language poorly (`vectors.Readings`).
+ISSUE_MODEL_READS_POORLY: Final = "model_reads_language_poorly"
 
 # Assist: automatic recall (the "Memory" LLM API, id DOMAIN), memory tools for
 # the Assist API, and conversation capture.

@@ -4,8 +4,9 @@ The engine's `EmbeddingQueue` does the work; this module builds its provider
 from the entry (over Home Assistant's shared aiohttp session), runs it as a
 background task woken by store changes and Home Assistant timers, pushes its
 status to the connectivity and progress entities, starts reauthentication
-when the provider refuses the key, and keeps a repair issue while the
-provider has been down for 30 minutes.
+when the provider refuses the key, keeps a repair issue while the
+provider has been down for 30 minutes, and one while the worker's measure
+says the model reads Home Assistant's language poorly.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .const import (
     DATABASE_FOLDER,
     DOMAIN,
     ISSUE_DIMENSION_CHANGED,
+    ISSUE_MODEL_READS_POORLY,
     ISSUE_PROVIDER_UNAVAILABLE,
     LOGGER,
     MODELS_FOLDER,
@@ -61,6 +63,7 @@ from .engine.embedding import (
     install_from_folder,
     model_key,
 )
+from .engine.languages import language_code, language_name
 from .engine.models import Vector
 from .engine.postgres import AnyStore, PostgresStore
 from .worker import BackgroundWorker
@@ -234,6 +237,8 @@ class EmbeddingRuntime(BackgroundWorker):
         self._task: asyncio.Task[None] | None = None
         self._timer: CALLBACK_TYPE | None = None
         self._issue_timer: CALLBACK_TYPE | None = None
+        # The trust of the last measure of Home Assistant's language acted on.
+        self._reading_trust: float | None = None
 
     @property
     def label(self) -> str:
@@ -297,6 +302,7 @@ class EmbeddingRuntime(BackgroundWorker):
             else:
                 # Health read now: a search may have opened the breaker meanwhile.
                 self.coordinator.async_set_updated_data(self._status(counts))
+                self._reading_issue()
             if delay == 0:
                 continue
             if delay is not None:
@@ -314,6 +320,38 @@ class EmbeddingRuntime(BackgroundWorker):
             self.wake()
 
         self._timer = async_call_later(self.hass, delay, _fire)
+
+    @callback
+    def _reading_issue(self) -> None:
+        """Keep a repair issue while the model reads Home Assistant's language poorly.
+
+        Decided by the worker's measure of that language (`vectors.Readings`),
+        once it exists; a model that reads it well removes the issue.
+        """
+        language = language_code(self._store.language)
+        reading = next(
+            (r for r in self.queue.store.readings.measured() if r.language == language),
+            None,
+        )
+        if reading is None or reading.trust == self._reading_trust:
+            return
+        self._reading_trust = reading.trust
+        if reading.trust >= 1:
+            ir.async_delete_issue(self.hass, DOMAIN, ISSUE_MODEL_READS_POORLY)
+            return
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            ISSUE_MODEL_READS_POORLY,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_MODEL_READS_POORLY,
+            translation_placeholders={
+                "model": self.label,
+                "language": language_name(language),
+                "score": f"{reading.reciprocal_rank:.2f}",
+            },
+        )
 
     async def async_status(self) -> EmbeddingStatus:
         """Read the current counts and health."""
@@ -455,6 +493,8 @@ async def async_setup_embedding(
             translation_placeholders={"error": str(err)},
         ) from err
     if provider is None:
+        # Keyword search only: no model to read the language poorly.
+        ir.async_delete_issue(hass, DOMAIN, ISSUE_MODEL_READS_POORLY)
         return None
     runtime = EmbeddingRuntime(hass, entry, store, provider)
     await runtime.async_start()

@@ -36,7 +36,9 @@ from custom_components.memory.const import (
     CONF_PROVIDER,
     DOMAIN,
     ISSUE_DIMENSION_CHANGED,
+    ISSUE_MODEL_READS_POORLY,
     ISSUE_PROVIDER_UNAVAILABLE,
+    PROVIDER_KEYWORD,
 )
 from custom_components.memory.embedding import (
     async_query_vector,
@@ -540,3 +542,56 @@ async def test_builtin_model_without_its_library(hass: HomeAssistant) -> None:
         assert not await hass.config_entries.async_setup(entry.entry_id)
     assert entry.state is ConfigEntryState.SETUP_RETRY
     assert entry.error_reason_translation_key == "local_model_unavailable"
+
+
+async def test_a_model_that_reads_the_language_poorly_raises_a_repair(
+    hass: HomeAssistant,
+    embedding_server: FakeEmbeddingServer,
+    issue_registry: ir.IssueRegistry,
+) -> None:
+    """The worker's measure of Home Assistant's language: poor, a repair; good, none."""
+    entry = await setup(hass, provider_entry(embedding_server))
+    runtime = entry.runtime_data.embedding
+    assert runtime is not None
+    readings = runtime.queue.store.readings
+    await add(hass, "Mia is allergic to nuts")
+
+    async def raised() -> bool:
+        return (
+            issue_registry.async_get_issue(DOMAIN, ISSUE_MODEL_READS_POORLY) is not None
+        )
+
+    await embedding_until(hass, entry, raised)
+    # The server's word-hash vectors cannot match pairs that share no word.
+    (reading,) = readings.measured()
+    assert reading.language == "en"
+    assert reading.trust < 1
+    issue = issue_registry.async_get_issue(DOMAIN, ISSUE_MODEL_READS_POORLY)
+    assert issue is not None
+    assert issue.severity is ir.IssueSeverity.WARNING
+    assert issue.translation_placeholders == {
+        "model": "ollama embed-small",
+        "language": "English",
+        "score": f"{reading.reciprocal_rank:.2f}",
+    }
+
+    # A later measure that reads it well takes the issue away ...
+    readings.record("en", 0.9)
+    runtime.wake()
+
+    async def gone() -> bool:
+        return not await raised()
+
+    await embedding_until(hass, entry, gone)
+    # ... and one that reads it poorly brings it back, until keyword search
+    # alone (no model) is chosen.
+    readings.record("en", 0.2)
+    runtime.wake()
+    await embedding_until(hass, entry, raised)
+    hass.config_entries.async_update_entry(
+        entry, data={CONF_PROVIDER: PROVIDER_KEYWORD}
+    )
+    assert await hass.config_entries.async_reload(entry.entry_id)
+    await hass.async_block_till_done()
+    assert entry.runtime_data.embedding is None
+    assert not await raised()
