@@ -23,7 +23,7 @@ import pytest
 from custom_components.memory.engine.embedding import BertEncoder
 from custom_components.memory.engine.embedding.model.pins import ALL_MINILM_L6_V2
 from custom_components.memory.engine.languages import paraphrase_pairs
-from custom_components.memory.engine.vectors import Readings, measure_reading
+from custom_components.memory.engine.vectors import Readings, Scale, measure_reading
 from custom_components.memory.engine.vectors.reading import (
     CANNOT,
     MIN_TRUST,
@@ -72,6 +72,11 @@ def test_readings_want_measure_and_weigh() -> None:
     assert readings.next_wanted() == "de"
     readings.record("de", 0.2)
     assert readings.trust("de") == MIN_TRUST
+    # A query without a language is in the store's; a scale takes its trust.
+    assert readings.trust(None) == MIN_TRUST
+    assert readings.weigh(Scale(0.8, 0.02), None) == Scale(0.8, 0.02, MIN_TRUST)
+    assert readings.weigh(Scale(0.8, 0.02), "zh") == Scale(0.8, 0.02, 1.0)
+    assert readings.weigh(None, "de") is None
     assert readings.next_wanted() == "zh"
     # A language without pairs is never wanted; it keeps full weight.
     assert readings.trust("tlh") == 1.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 import aiosqlite
@@ -211,11 +211,8 @@ class MessageCorpus:
 
     def scale(self, unit: Vector, language: str | None) -> Scale | None:
         """How unrelated messages score with this query, and the language's trust."""
-        scale = self.search.cosine_scale.scale(unit)
-        if scale is None:
-            return None
         readings = self.search.store.database.readings
-        return replace(scale, trust=readings.trust(language or self.language))
+        return readings.weigh(self.search.cosine_scale.scale(unit), language)
 
     async def refine(
         self,

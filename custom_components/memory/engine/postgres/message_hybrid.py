@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 import contextlib
-from dataclasses import replace
 from typing import Any, Final
 
 from ..conversations import MessageHit, MessageQuery, StoredMessage
@@ -101,9 +100,7 @@ async def message_search(
     candidates = Candidates(terms, keyword, semantic, similarity)
     scale: Any = None
     if unit is not None and vectors is not None and words:
-        scale = await vectors.scale(unit)
-        if scale is not None:
-            scale = replace(scale, trust=readings.trust(query.language or language))
+        scale = readings.weigh(await vectors.scale(unit), query.language)
     ranked = [
         entry for entry in candidates.fused(scale) if entry.score >= query.min_score
     ][: query.limit]

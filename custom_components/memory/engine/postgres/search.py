@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 import contextlib
-from dataclasses import replace
 import time
 from typing import Any, Final
 
@@ -241,10 +240,7 @@ class PostgresSearch:
         """How unrelated memories score with this query, and the language's trust."""
         if unit is None or self._sample is None:
             return None
-        scale = await self._sample.scale(conn, unit)
-        if scale is None:
-            return None
-        return replace(scale, trust=self.readings.trust(language or self.language))
+        return self.readings.weigh(await self._sample.scale(conn, unit), language)
 
     async def keyword_query(
         self,

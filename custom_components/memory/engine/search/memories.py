@@ -12,7 +12,7 @@ vectors (`MemoryVectors`) and their table (`MemoryTable.get_many`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 import aiosqlite
@@ -187,10 +187,7 @@ class MemoryCorpus:
 
     def scale(self, unit: Vector, language: str | None) -> Scale | None:
         """How unrelated memories score with this query, and the language's trust."""
-        scale = self.cosine_scale(unit)
-        if scale is None:
-            return None
-        return replace(scale, trust=self.readings.trust(language or self.language))
+        return self.readings.weigh(self.cosine_scale(unit), language)
 
     async def hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         """Return the ranked memories as hits (memories gone meanwhile left out)."""

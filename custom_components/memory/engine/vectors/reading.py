@@ -44,13 +44,14 @@ memories (with the built-in all-MiniLM-L6-v2, 0.2 to 0.35 s for both on the
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ..languages import language_code, paraphrase_pairs
+from .scale import Scale
 
 # A model reads the language at this mean reciprocal rank or above ...
 READS: Final = 0.6
@@ -114,10 +115,11 @@ class Reading:
 class Readings:
     """One store's measures by language, and the languages still to measure."""
 
-    __slots__ = ("_measured", "_wanted")
+    __slots__ = ("_default", "_measured", "_wanted")
 
     def __init__(self, language: str) -> None:
-        """Want the store's own `language` measured first."""
+        """Want the store's own `language` measured first; it serves queries without one."""
+        self._default = language_code(language)
         # None: measured, but the model gave nothing usable (full weight).
         self._measured: dict[str, Reading | None] = {}
         self._wanted: list[str] = []
@@ -147,17 +149,24 @@ class Readings:
             else Reading(code, reciprocal_rank, trust(reciprocal_rank))
         )
 
-    def trust(self, language: str) -> float:
+    def trust(self, language: str | None) -> float:
         """Give the semantic weight's share for queries in `language` (1: unmeasured).
 
-        An unmeasured language with pairs is wanted from then on.
+        None (or empty): the store's language. An unmeasured language with
+        pairs is wanted from then on.
         """
-        code = language_code(language)
+        code = language_code(language) if language else self._default
         if code not in self._measured:
             self.want(code)
             return 1.0
         reading = self._measured[code]
         return 1.0 if reading is None else reading.trust
+
+    def weigh(self, scale: Scale | None, language: str | None) -> Scale | None:
+        """Give a query's cosine scale the trust of its `language` (None: no scale)."""
+        if scale is None:
+            return None
+        return replace(scale, trust=self.trust(language))
 
     def measured(self) -> list[Reading]:
         """Every measure so far, by language (for diagnostics)."""
